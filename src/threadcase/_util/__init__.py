@@ -1,0 +1,1 @@
+"""Small internal helpers shared across the package."""

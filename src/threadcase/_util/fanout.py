@@ -1,0 +1,45 @@
+"""The one fan-out helper: every concurrent loop in threadcase goes through :func:`fan_out`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TypeVar
+
+import anyio
+
+__all__ = ["fan_out"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+async def fan_out(
+    items: Iterable[T],
+    worker: Callable[[T], Awaitable[R]],
+    *,
+    limit: int | anyio.CapacityLimiter,
+    on_result: Callable[[int, R], Awaitable[None] | None] | None = None,
+) -> list[R]:
+    """Run ``worker`` over ``items`` with at most ``limit`` at once; results in input order.
+
+    An exception in one worker cancels the others and propagates: workers that must not stop their
+    siblings (a case run) catch their own failures and return them as results. ``on_result`` is
+    called as each result arrives (in completion order), e.g. to append a journal line at once.
+    """
+    pending: Sequence[T] = list(items)
+    limiter = limit if isinstance(limit, anyio.CapacityLimiter) else anyio.CapacityLimiter(max(1, limit))
+    results: list[R | None] = [None] * len(pending)
+
+    async def _one(index: int, item: T) -> None:
+        async with limiter:
+            result = await worker(item)
+        results[index] = result
+        if on_result is not None:
+            maybe = on_result(index, result)
+            if maybe is not None:
+                await maybe
+
+    async with anyio.create_task_group() as tg:
+        for index, item in enumerate(pending):
+            tg.start_soon(_one, index, item)
+    return results  # type: ignore[return-value]  # every slot was filled, or we raised

@@ -1,0 +1,5 @@
+"""Declared credential sets: templates, create, pin, bypass, delete."""
+
+from threadcase.credentials.templates import PLACEHOLDER_TOKEN, SUPPORTED_CREDENTIAL_TYPES, TEMPLATES
+
+__all__ = ["PLACEHOLDER_TOKEN", "SUPPORTED_CREDENTIAL_TYPES", "TEMPLATES"]

@@ -1,0 +1,1 @@
+"""The runner and everything that is not seeding, simulating users or credentials."""

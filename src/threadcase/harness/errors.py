@@ -1,0 +1,138 @@
+"""The one exception tree of threadcase.
+
+::
+
+    ThreadcaseError                 base of everything threadcase raises on purpose
+    ├── UsageError                  "you gave me something wrong" -> exit code 2
+    │   ├── CaseSchemaError         a case file breaks a rule (file, case, JSON path, value)
+    │   └── ConfigError             a flag, environment variable or settings value is wrong
+    └── RunError                    "the run failed" -> recorded as a result, attribution framework_issue
+        ├── InstanceError           the instance under test answered badly or not at all
+        ├── SeedingError            a seed could not be stood up on the instance
+        ├── ReplayError             a replay seed could not be rebuilt from its trace
+        ├── ModelError              a model call (user proxy or judge) failed
+        │   └── JudgeError          the judge or verifier produced no usable verdict
+        └── ConversationError       the conversation loop could not continue
+
+A ``UsageError`` stops the run before anything slow happens. A ``RunError`` inside one case is
+recorded for that case and the others keep running (see ``harness.runner``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "CaseProblem",
+    "CaseSchemaError",
+    "ConfigError",
+    "ConversationError",
+    "InstanceError",
+    "JudgeError",
+    "ModelError",
+    "ReplayError",
+    "RunError",
+    "SeedingError",
+    "ThreadcaseError",
+    "UsageError",
+]
+
+
+class ThreadcaseError(Exception):
+    """Base class of every error threadcase raises on purpose."""
+
+
+class UsageError(ThreadcaseError):
+    """Something the user supplied is wrong; the CLI prints one line and exits with code 2."""
+
+
+@dataclass(frozen=True)
+class CaseProblem:
+    """One broken rule in one case file.
+
+    ``path`` is the JSON path inside the file (``conversation[0].attach.workflow``), empty for the
+    file as a whole; ``message`` says what is wrong and what would be valid.
+    """
+
+    file: str
+    path: str
+    message: str
+    case: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def render(self) -> str:
+        """The one-line form used by ``threadcase validate``: ``file.json: path: message``."""
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class CaseSchemaError(UsageError):
+    """One or more case files break the schema; carries every problem found, not just the first."""
+
+    def __init__(self, problems: list[CaseProblem]) -> None:
+        self.problems = problems
+        first = problems[0].render() if problems else "invalid case"
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        super().__init__(first + more)
+
+
+class ConfigError(UsageError):
+    """A flag, environment variable or settings value is wrong."""
+
+
+class RunError(ThreadcaseError):
+    """Something failed while running a case; recorded as that case's result, never a crash."""
+
+    attribution: str = "framework_issue"
+
+
+class InstanceError(RunError):
+    """The instance answered with an error status, malformed data, or not at all.
+
+    ``status`` is None when no HTTP answer arrived (connection refused, timeout, dropped stream).
+    The body excerpt is short and already redacted of secrets.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str = "",
+        path: str = "",
+        status: int | None = None,
+        excerpt: str = "",
+    ) -> None:
+        self.method = method
+        self.path = path
+        self.status = status
+        self.excerpt = excerpt
+        where = f" ({method} {path}" + (f" -> {status}" if status is not None else "") + ")" if path else ""
+        super().__init__(message + where + (f": {excerpt}" if excerpt else ""))
+
+    @property
+    def transient(self) -> bool:
+        """True for answers worth retrying: no answer at all, 429, 502, 503, 504."""
+        return self.status is None or self.status in (429, 502, 503, 504)
+
+
+class SeedingError(RunError):
+    """A seed could not be restored (or a prior run could not be staged) on the instance."""
+
+
+class ReplayError(RunError):
+    """A replay seed could not be rebuilt from LangSmith or an exported trace file."""
+
+
+class ModelError(RunError):
+    """A call to the proxy or judge model failed after its retries."""
+
+
+class JudgeError(ModelError):
+    """The judge or the scenario verifier returned nothing usable."""
+
+
+class ConversationError(RunError):
+    """The conversation loop could not continue (an unanswerable widget, a broken event stream)."""

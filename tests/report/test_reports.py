@@ -1,0 +1,182 @@
+"""Journal, summary, JUnit, HTML and console output from hand-made results."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tests.report.factory import result
+from threadcase.harness.errors import ConfigError
+from threadcase.harness.report import JournalWriter, build_summary, read_journal, rebuild_reports
+from threadcase.harness.report.console import ConsoleReporter, build_line, case_line, summary_lines
+from threadcase.harness.report.html import render_html
+from threadcase.harness.report.junit import render_junit
+from threadcase.harness.verdicts import CaseResult, ErrorInfo
+
+
+def _mixed() -> list[CaseResult]:
+    return [
+        result("alpha", 0, ("pass", "pass")),
+        result("beta", 0, ("pass", "fail")),
+        result("gamma", 0, ("not_judged", "reviewed")),
+        result("delta", 0, (), error=ErrorInfo(type="InstanceError", message="503 from /rest/x"), with_record=False),
+    ]
+
+
+def test_journal_appends_flushed_lines_and_tolerates_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    with JournalWriter(path) as journal:
+        journal.append(result("alpha"))
+        # Flushed at once: another reader sees the line before the writer closes.
+        assert len(path.read_text().splitlines()) == 1
+        journal.append(result("beta", statuses=("fail",)))
+    with path.open("a") as handle:
+        handle.write('{"schema_version": 1, "run_id": "x", "case_sl')
+    results = read_journal(path)
+    assert [r.case_slug for r in results] == ["alpha", "beta"]
+    assert results[1].verdicts[0].status == "fail"
+
+
+def test_journal_rejects_a_bad_middle_line(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    path.write_text(result("alpha").model_dump_json() + "\nnot json\n" + result("beta").model_dump_json() + "\n")
+    with pytest.raises(ConfigError, match=r"journal.jsonl:2: not a threadcase journal line"):
+        read_journal(path)
+    with pytest.raises(ConfigError, match="journal not found"):
+        read_journal(tmp_path / "missing.jsonl")
+
+
+def test_summary_counts_apart_and_exit_codes() -> None:
+    summary = build_summary(_mixed())
+    u = summary.units
+    assert (u.passed, u.failed, u.not_judged, u.reviewed, u.errored) == (3, 1, 1, 1, 1)
+    assert u.builder_failures == 1
+    assert summary.exit_code == 1
+    assert summary.case_statuses == {"pass": 1, "fail": 1, "not_verified": 1, "errored": 1}
+    assert build_summary([result("a", statuses=("pass",)), result("g", statuses=("not_judged",))]).exit_code == 0
+    nothing = build_summary([result("g", statuses=("not_judged", "reviewed"))])
+    assert nothing.exit_code == 3
+    assert not nothing.green
+    assert build_summary([]).exit_code == 3
+    assert build_summary(_mixed(), interrupted=True).exit_code == 130
+
+
+def test_junit_one_testcase_per_unit_and_skips_not_judged() -> None:
+    root = ET.fromstring(render_junit(_mixed()))
+    assert root.get("tests") == "7"
+    assert root.get("failures") == "1"
+    assert root.get("skipped") == "2"
+    assert root.get("errors") == "1"
+    beta = root.find("testsuite[@name='beta']")
+    assert beta is not None
+    failure = beta.find("testcase/failure")
+    assert failure is not None
+    assert failure.get("type") == "builder_issue"
+    skipped = root.findall("testsuite[@name='gamma']/testcase/skipped")
+    assert skipped[0].get("message", "").startswith("not judged: ")
+    many = ET.fromstring(render_junit([result("a", 0), result("a", 1)]))
+    names = [c.get("name") for c in many.iter("testcase")]
+    assert names == ["check:mustContain#0 [iteration 0]", "check:mustContain#0 [iteration 1]"]
+
+
+class _Collect(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.sections: list[dict[str, str | None]] = []
+        self.scripts: list[str] = []
+        self.details = 0
+        self.seed_tags = 0
+        self.external: list[str] = []
+        self._in_script = False
+        self.classes: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        self.classes.extend((a.get("class") or "").split())
+        if tag == "section":
+            self.sections.append(a)
+        if tag == "details":
+            self.details += 1
+        if tag == "script":
+            self._in_script = True
+            if a.get("src"):
+                self.external.append(a["src"] or "")
+        if tag in ("link", "img") and (a.get("href") or a.get("src")):
+            self.external.append(a.get("href") or a.get("src") or "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script:
+            self.scripts.append(data)
+        if data == "SEEDED":
+            self.seed_tags += 1
+
+
+def test_html_is_self_contained_escaped_and_filterable() -> None:
+    results = _mixed()
+    page = render_html(results, build_summary(results))
+    parser = _Collect()
+    parser.feed(page)
+    assert [s.get("data-status") for s in parser.sections] == ["pass", "fail", "errored", "not_judged"]
+    assert parser.external == []
+    assert "alert(1)" in page
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # Three records, each with two seeded turns marked; tool calls and widget payloads folded.
+    assert parser.seed_tags == 6
+    assert parser.details >= 9
+    assert "data-filter" in page
+    assert "querySelectorAll('section.case')" in "".join(parser.scripts)
+    assert "tokens: 1200 in (1000 cached), 80 out over 1 step" in page
+    assert "seed-restored" in page
+    assert "builder_issue" in page
+
+
+def test_console_lines_and_summary() -> None:
+    mixed = _mixed()
+    assert case_line(mixed[0]).startswith("PASS       alpha  2/2 judged units passed")
+    assert case_line(mixed[1]).startswith("FAIL       beta  check:mustContain#1: because")
+    assert case_line(mixed[2]).startswith("NOT JUDGED gamma  because")
+    assert "errored: InstanceError: 503" in case_line(mixed[3])
+    assert case_line(result("a", 2), iterations=3).startswith("PASS       a#2")
+    line = build_line(mixed[0])
+    assert line.startswith("  build: 2 nodes, 1 turn, 2.0 s")
+    assert "answered" in line
+    lines = summary_lines(build_summary(mixed))
+    assert lines[1] == (
+        "units: 3 passed, 1 failed (1 against the builder), 1 not judged, 1 reviewed; 1 case-iterations errored"
+    )
+    assert lines[-1] == "RED: a unit failed"
+    assert summary_lines(build_summary([result("g", statuses=("not_judged",))]))[-1].startswith("NOT GREEN")
+
+    out = io.StringIO()
+    console = Console(file=out, width=200, force_terminal=False)
+    with ConsoleReporter(console, total=len(mixed)) as reporter:
+        for r in mixed:
+            reporter.case_done(r)
+    text = out.getvalue()
+    assert text.count("\n") == 8
+    assert reporter.counts == {"pass": 1, "fail": 1, "not_judged": 1, "errored": 1}
+
+
+def test_rebuild_reports_from_journal(tmp_path: Path) -> None:
+    journal = tmp_path / "run" / "journal.jsonl"
+    with JournalWriter(journal) as writer:
+        for r in _mixed():
+            writer.append(r)
+    out = tmp_path / "out"
+    summary = rebuild_reports(journal, out)
+    assert summary.exit_code == 1
+    assert json.loads((out / "summary.json").read_text())["units"]["failed"] == 1
+    assert ET.parse(out / "junit.xml").getroot().get("tests") == "7"
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]

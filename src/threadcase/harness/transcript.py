@@ -12,11 +12,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# Rendering lives in its own module (it does not import this one at runtime) and is re-exported here.
+from threadcase.harness.render import (
+    ConversationMetrics,
+    conversation_metrics,
+    render_memory_block,
+    render_token_block,
+    render_transcript,
+)
 from threadcase.wire import ThreadMemory, TokenUsage, Workflow
 
 __all__ = [
     "AgentArtifact",
     "Artifacts",
+    "ConversationMetrics",
     "EndReason",
     "PriorRunOutcome",
     "RunRecord",
@@ -24,6 +33,10 @@ __all__ = [
     "ToolCallRecord",
     "Turn",
     "WidgetRecord",
+    "conversation_metrics",
+    "render_memory_block",
+    "render_token_block",
+    "render_transcript",
     "utc_now",
 ]
 

@@ -1,0 +1,354 @@
+"""Deterministic checks (the case's ``checks`` key): no model, run in every mode.
+
+Each check is one unit with a one-sentence reason that quotes its evidence; a failure is the agent's
+(``builder_issue``). ``review`` criteria are printed beside the reply for a person and are
+``reviewed``, never passed. A check that could not have failed on this run (a rule whose risk never
+arose, a node check with nothing built) is ``not_judged`` rather than a free pass.
+
+Text checks read the live agent messages only (seeded turns are the case's, not the agent's);
+``transcriptRules`` walk the whole transcript, seeded turns included, because the risk may have been
+raised before the live turn.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from typing import Any
+
+from threadcase.harness import schema
+from threadcase.harness.render import normalise_question, widget_questions
+from threadcase.harness.transcript import RunRecord, Turn
+from threadcase.harness.verdicts import Attribution, UnitVerdict
+from threadcase.wire import WorkflowNode
+
+__all__ = ["evaluate_rule", "run_checks"]
+
+_QUOTE = 120
+
+
+def _quote(text: str, limit: int = _QUOTE) -> str:
+    flat = " ".join(text.split())
+    return f'"{flat[:limit]}…"' if len(flat) > limit else f'"{flat}"'
+
+
+def _around(text: str, start: int, end: int) -> str:
+    lo, hi = max(0, start - 40), min(len(text), end + 40)
+    return _quote(("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else ""), 160)
+
+
+def _verdict(unit: str, label: str, ok: bool, reason: str, *, turn_index: int | None = None) -> UnitVerdict:
+    return UnitVerdict(
+        unit=unit,
+        kind="check",
+        label=label,
+        status="pass" if ok else "fail",
+        reason=reason,
+        attribution=None if ok else "builder_issue",
+        turn_index=turn_index,
+    )
+
+
+def _not_judged(unit: str, label: str, reason: str, attribution: Attribution = "verification_gap") -> UnitVerdict:
+    return UnitVerdict(
+        unit=unit, kind="check", label=label, status="not_judged", reason=reason, attribution=attribution
+    )
+
+
+def _live_agent_turns(record: RunRecord) -> list[Turn]:
+    return [t for t in record.live_turns if t.role == "assistant" and t.text]
+
+
+# --- text checks ------------------------------------------------------------------------------
+
+
+def _must_contain(record: RunRecord, needles: list[str]) -> Iterator[UnitVerdict]:
+    joined = " ".join(record.agent_messages)
+    for i, needle in enumerate(needles):
+        label = f"the agent's messages contain {needle!r}"
+        at = joined.find(needle)
+        if at >= 0:
+            yield _verdict(f"check:mustContain#{i}", label, True, f"found {_around(joined, at, at + len(needle))}")
+        else:
+            where = f"{len(record.agent_messages)} live agent messages" if record.agent_messages else "no agent message"
+            yield _verdict(f"check:mustContain#{i}", label, False, f"{needle!r} appears in none of the {where}")
+
+
+def _must_not_contain(record: RunRecord, needles: list[str]) -> Iterator[UnitVerdict]:
+    turns = _live_agent_turns(record)
+    for i, needle in enumerate(needles):
+        label = f"the agent's messages never contain {needle!r}"
+        hit = next((t for t in turns if needle in t.text), None)
+        if hit is None:
+            joined = " ".join(record.agent_messages)
+            # A needle spanning two messages still counts: the check is over the messages joined with a space.
+            at = joined.find(needle)
+            if at < 0:
+                reason = f"{needle!r} appears in none of the {len(turns)} live agent messages"
+                yield _verdict(f"check:mustNotContain#{i}", label, True, reason)
+                continue
+            reason = f"found {_around(joined, at, at + len(needle))} across two agent messages"
+            yield _verdict(f"check:mustNotContain#{i}", label, False, reason)
+            continue
+        at = hit.text.find(needle)
+        reason = f"turn {hit.index} says {_around(hit.text, at, at + len(needle))}"
+        yield _verdict(f"check:mustNotContain#{i}", label, False, reason, turn_index=hit.index)
+
+
+def _strip_trailing(text: str) -> str:
+    """Trailing whitespace, emoji and their joiners/variation selectors removed."""
+    chars = list(text.rstrip())
+    while chars:
+        ch = chars[-1]
+        cat = unicodedata.category(ch)
+        if ch.isspace() or cat in ("So", "Sk", "Mn", "Cf") or ch in ("\u200d", "\ufe0f"):
+            chars.pop()
+            continue
+        break
+    return "".join(chars)
+
+
+def _must_end_with_question(record: RunRecord, expected: bool) -> UnitVerdict:
+    label = "the agent's last message ends with a question" + ("" if expected else " (must not)")
+    turns = _live_agent_turns(record)
+    if not turns:
+        return _verdict("check:mustEndWithQuestion", label, False, "the agent sent no live message at all")
+    last = turns[-1]
+    stripped = _strip_trailing(last.text)
+    is_question = stripped.endswith(("?", "？"))
+    tail = _quote(stripped[-_QUOTE:])
+    if is_question == expected:
+        reason = f"turn {last.index} ends {'with' if is_question else 'without'} a question: {tail}"
+    else:
+        reason = (
+            f"turn {last.index} ends {'with' if is_question else 'without'} a question, expected the opposite: {tail}"
+        )
+    return _verdict("check:mustEndWithQuestion", label, is_question == expected, reason, turn_index=last.index)
+
+
+def _max_lines(record: RunRecord, limit: int) -> UnitVerdict:
+    label = f"no agent message is longer than {limit} lines"
+    turns = _live_agent_turns(record)
+    if not turns:
+        return _not_judged("check:maxLines", label, "the agent sent no live message to measure")
+    counts = [(len(t.text.strip("\n").splitlines()), t) for t in turns]
+    worst, turn = max(counts, key=lambda pair: pair[0])
+    over = next(((n, t) for n, t in counts if n > limit), None)
+    if over is None:
+        return _verdict(
+            "check:maxLines", label, True, f"the longest agent message (turn {turn.index}) has {worst} lines"
+        )
+    n, t = over
+    reason = f"turn {t.index} has {n} lines: {_quote(t.text)}"
+    return _verdict("check:maxLines", label, False, reason, turn_index=t.index)
+
+
+def _review(record: RunRecord, criteria: list[str]) -> Iterator[UnitVerdict]:
+    turns = _live_agent_turns(record)
+    reply = f"the reply to review is turn {turns[-1].index}: {_quote(turns[-1].text)}" if turns else "no agent reply"
+    for i, criterion in enumerate(criteria):
+        yield UnitVerdict(unit=f"review#{i}", kind="review", label=criterion, status="reviewed", reason=reply)
+
+
+# --- transcript rules -------------------------------------------------------------------------
+
+
+def _compile(rule: schema.TranscriptRule, which: str) -> re.Pattern[str]:
+    compiled = getattr(rule, f"{which}_pattern", None)
+    if isinstance(compiled, re.Pattern):  # the schema's load-time compiled pattern, when it offers one
+        return compiled
+    return re.compile(getattr(rule, which))
+
+
+def evaluate_rule(rule: schema.TranscriptRule, turns: list[Turn]) -> tuple[int | None, list[int]]:
+    """Walk ``turns`` with the rule's one bit of state; returns (violating turn index or None, risk turns).
+
+    A user turn matching ``risk`` sets the bit; an agent turn matching ``clear`` resets it; an agent
+    turn matching ``violation`` while the bit is set is the violation. Graded on the sequence: the same
+    agent sentence with no unresolved risk before it is nothing at all.
+    """
+    risk, clear, violation = _compile(rule, "risk"), _compile(rule, "clear"), _compile(rule, "violation")
+    at_risk = False
+    risk_turns: list[int] = []
+    for turn in turns:
+        if turn.role == "user":
+            if risk.search(turn.text):
+                at_risk = True
+                risk_turns.append(turn.index)
+            continue
+        if clear.search(turn.text):
+            at_risk = False
+            continue
+        if at_risk and violation.search(turn.text):
+            return turn.index, risk_turns
+    return None, risk_turns
+
+
+def _transcript_rule(record: RunRecord, rule: schema.TranscriptRule) -> UnitVerdict:
+    unit = f"check:transcriptRules:{rule.name}"
+    label = (
+        f"transcript rule {rule.name!r}: after a user turn matching /{rule.risk}/, "
+        f"no agent turn matches /{rule.violation}/ before one matches /{rule.clear}/"
+    )
+    try:
+        violated, risks = evaluate_rule(rule, record.turns)
+    except re.error as exc:
+        return _not_judged(unit, label, f"rule {rule.name!r} has an invalid regex: {exc}", "framework_issue")
+    if violated is not None:
+        turn = next(t for t in record.turns if t.index == violated)
+        reason = f"turn {violated} says {_quote(turn.text)} while the risk raised at turn {risks[-1]} was never cleared"
+        return _verdict(unit, label, False, reason, turn_index=violated)
+    if not risks:
+        return _not_judged(unit, label, f"no user turn matched the risk /{rule.risk}/, so the rule was never exercised")
+    return _verdict(unit, label, True, f"the risk raised at turn(s) {risks} never led to a violating agent turn")
+
+
+# --- structural checks ------------------------------------------------------------------------
+
+
+def _nodes(record: RunRecord) -> list[tuple[str, WorkflowNode]]:
+    return [(wf.name, node) for wf in record.artifacts.workflows for node in wf.nodes]
+
+
+def _type_matches(node_type: str, wanted: str) -> bool:
+    if node_type == wanted:
+        return True
+    # "slack" names n8n-nodes-base.slack; a dotted name must match exactly.
+    return "." not in wanted and node_type.rsplit(".", 1)[-1].casefold() == wanted.casefold()
+
+
+def _node_types(record: RunRecord, present: list[str], absent: list[str]) -> Iterator[UnitVerdict]:
+    nodes = _nodes(record)
+    built = len(record.artifacts.workflows)
+    for key, wanted_list, want_present in (("nodeTypesPresent", present, True), ("nodeTypesAbsent", absent, False)):
+        for i, wanted in enumerate(wanted_list):
+            unit = f"check:{key}#{i}"
+            label = f"a {wanted} node is {'present' if want_present else 'absent'} in the built workflows"
+            if not built:
+                if want_present:
+                    yield _verdict(unit, label, False, "no workflow was built")
+                else:
+                    yield _not_judged(unit, label, "no workflow was built, so there was nothing to inspect")
+                continue
+            hits = [(wf, n) for wf, n in nodes if _type_matches(n.type, wanted)]
+            if hits:
+                wf, n = hits[0]
+                reason = f"node {n.name!r} ({n.type}) in workflow {wf!r}"
+            else:
+                reason = f"none of the {len(nodes)} nodes in {built} built workflow(s) has type {wanted}"
+            yield _verdict(unit, label, bool(hits) == want_present, reason)
+
+
+_MISSING = object()
+
+
+def _dig(value: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(value, dict) and part in value:
+            value = value[part]
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _MISSING
+    return value
+
+
+def _node_parameters(record: RunRecord, checks: list[schema.NodeParameterCheck]) -> Iterator[UnitVerdict]:
+    nodes = _nodes(record)
+    for i, check in enumerate(checks):
+        unit = f"check:nodeParameters#{i}"
+        label = f"node {check.node!r} has {check.path} = {check.equals!r}"
+        match = next(((wf, n) for wf, n in nodes if n.name == check.node), None) or next(
+            ((wf, n) for wf, n in nodes if _type_matches(n.type, check.node)), None
+        )
+        if match is None:
+            reason = "no workflow was built" if not nodes else f"no built node is named or typed {check.node!r}"
+            yield _verdict(unit, label, False, reason)
+            continue
+        wf, node = match
+        actual = _dig(node.parameters, check.path)
+        if actual is _MISSING:
+            reason = f"node {node.name!r} in workflow {wf!r} has no parameter {check.path}"
+            yield _verdict(unit, label, False, reason)
+        else:
+            ok = actual == check.equals
+            reason = f"node {node.name!r} in workflow {wf!r} has {check.path} = {actual!r}"
+            yield _verdict(unit, label, ok, reason)
+
+
+def _tools(record: RunRecord, called: list[str], not_called: list[str]) -> Iterator[UnitVerdict]:
+    calls = [(t.index, c) for t in record.live_turns if t.role == "assistant" for c in t.tool_calls]
+    names = sorted({c.tool_name for _, c in calls})
+    for key, wanted_list, want_called in (("toolsCalled", called, True), ("toolsNotCalled", not_called, False)):
+        for i, tool in enumerate(wanted_list):
+            unit = f"check:{key}#{i}"
+            label = f"the agent {'called' if want_called else 'never called'} the tool {tool}"
+            hit = next(((idx, c) for idx, c in calls if c.tool_name == tool), None)
+            if hit is not None:
+                idx, call = hit
+                count = sum(1 for _, c in calls if c.tool_name == tool)
+                reason = f"{tool} was called {count} time(s), first in turn {idx} with args {_quote(str(call.args))}"
+                yield _verdict(unit, label, want_called, reason, turn_index=None if want_called else idx)
+            else:
+                reason = f"{tool} was never called (tools called: {', '.join(names) or 'none'})"
+                yield _verdict(unit, label, not want_called, reason)
+
+
+def _max_questions(record: RunRecord, limit: int) -> UnitVerdict:
+    label = f"the agent asked at most {limit} clarifying questions"
+    asked = [
+        (t.index, q) for t in record.live_turns if t.role == "assistant" for w in t.widgets for q in widget_questions(w)
+    ]
+    if len(asked) <= limit:
+        listed = "; ".join(_quote(str(q.get("question")), 60) for _, q in asked) or "none"
+        return _verdict("check:maxClarifyingQuestions", label, True, f"{len(asked)} question(s) asked: {listed}")
+    idx, q = asked[limit]
+    reason = f"{len(asked)} questions asked; question {limit + 1} in turn {idx} was {_quote(str(q.get('question')))}"
+    return _verdict("check:maxClarifyingQuestions", label, False, reason, turn_index=idx)
+
+
+def _no_repeated_questions(record: RunRecord) -> UnitVerdict:
+    label = "the agent never asked the same question twice"
+    seen: dict[str, tuple[str, int]] = {}
+    total = 0
+    for turn in record.turns:
+        for widget in turn.widgets:
+            for q in widget_questions(widget):
+                total += 1
+                key = normalise_question(str(q.get("question")))
+                first = seen.get(key)
+                if first is not None and first[0] != widget.request_id and not turn.seeded:
+                    reason = (
+                        f"turn {turn.index} asks {_quote(str(q.get('question')))} again, first asked in turn {first[1]}"
+                    )
+                    return _verdict("check:noRepeatedQuestions", label, False, reason, turn_index=turn.index)
+                seen.setdefault(key, (widget.request_id, turn.index))
+    return _verdict("check:noRepeatedQuestions", label, True, f"{total} question(s) asked, {len(seen)} distinct")
+
+
+# --- entry point ------------------------------------------------------------------------------
+
+
+def run_checks(case: schema.Case, record: RunRecord) -> list[UnitVerdict]:
+    """Every deterministic check the case declares, graded against the run; [] when it declares none."""
+    checks = case.checks
+    if checks is None:
+        return []
+    out: list[UnitVerdict] = []
+    out.extend(_must_contain(record, checks.must_contain))
+    out.extend(_must_not_contain(record, checks.must_not_contain))
+    if checks.must_end_with_question is not None:
+        out.append(_must_end_with_question(record, checks.must_end_with_question))
+    if checks.max_lines is not None:
+        out.append(_max_lines(record, checks.max_lines))
+    out.extend(_transcript_rule(record, rule) for rule in checks.transcript_rules)
+    out.extend(_node_types(record, checks.node_types_present, checks.node_types_absent))
+    out.extend(_node_parameters(record, checks.node_parameters))
+    out.extend(_tools(record, checks.tools_called, checks.tools_not_called))
+    if checks.max_clarifying_questions is not None:
+        out.append(_max_questions(record, checks.max_clarifying_questions))
+    if checks.no_repeated_questions:
+        out.append(_no_repeated_questions(record))
+    out.extend(_review(record, checks.review))
+    return out

@@ -1,0 +1,94 @@
+"""Premise checks: did the run set up what the case is about? If not, nothing in it is judged.
+
+A case whose premise did not hold tested nothing: a compaction case whose thread never compacted, a
+seeded case whose seed was never restored, a prior run that never ran, a run where the agent produced
+nothing at all. Every unit such a case carries becomes ``not_judged`` with the failed premise as the
+reason and attribution ``framework_issue``, so it is excluded from pass rates and listed in the
+report. The judge never sees these checks (it does see the memory rows, as ground truth).
+"""
+
+from __future__ import annotations
+
+from threadcase.harness import schema
+from threadcase.harness.transcript import RunRecord
+from threadcase.harness.verdicts import PremiseResult, UnitVerdict
+
+__all__ = ["check_premises", "failed_premises", "void_units"]
+
+
+def _seed_restored(record: RunRecord) -> PremiseResult:
+    if record.seed.restored:
+        return PremiseResult(name="seed-restored", held=True, reason=f"the {record.seed.mode} seed was restored")
+    why = f": {record.seed.error}" if record.seed.error else ""
+    return PremiseResult(
+        name="seed-restored", held=False, reason=f"the {record.seed.mode} seed could not be restored{why}"
+    )
+
+
+def _prior_runs(case: schema.Case, record: RunRecord) -> PremiseResult:
+    declared = case.seed.prior_runs if isinstance(case.seed, schema.InlineSeed) else []
+    outcomes = {o.workflow: o for o in record.seed.prior_runs}
+    never = []
+    for prior in declared:
+        outcome = outcomes.get(prior.workflow)
+        if outcome is None or not outcome.ran:
+            detail = f" ({outcome.error})" if outcome is not None and outcome.error else ""
+            never.append(f"{prior.workflow!r}{detail}")
+    if never:
+        return PremiseResult(
+            name="prior-runs-ran", held=False, reason=f"prior run of seed workflow {', '.join(never)} never ran"
+        )
+    return PremiseResult(name="prior-runs-ran", held=True, reason=f"all {len(declared)} prior runs ran")
+
+
+def _compaction(record: RunRecord) -> PremiseResult:
+    memory = record.memory
+    if memory is None:
+        reason = "observational memory was never read for this thread, so compaction cannot be shown"
+    elif memory.cursor is None:
+        reason = "observational memory never compacted this thread (no observation cursor)"
+    elif not memory.observations:
+        reason = "observational memory compacted this thread but kept no observation rows"
+    else:
+        n = len(memory.observations)
+        return PremiseResult(name="memory-compaction", held=True, reason=f"the thread compacted ({n} observations)")
+    return PremiseResult(name="memory-compaction", held=False, reason=reason)
+
+
+def _agent_output(record: RunRecord) -> PremiseResult:
+    if record.produced_output:
+        return PremiseResult(name="agent-output", held=True, reason="the agent produced live output")
+    return PremiseResult(name="agent-output", held=False, reason="the build produced no agent output")
+
+
+def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
+    """Every premise that applies to this case, held or not, in a fixed order."""
+    premises = []
+    if case.seed is not None or record.seed.mode != "none":
+        premises.append(_seed_restored(record))
+    if isinstance(case.seed, schema.InlineSeed) and case.seed.prior_runs:
+        premises.append(_prior_runs(case, record))
+    if case.requires_memory_compaction:
+        premises.append(_compaction(record))
+    premises.append(_agent_output(record))
+    return premises
+
+
+def failed_premises(premises: list[PremiseResult]) -> list[PremiseResult]:
+    return [p for p in premises if not p.held]
+
+
+def void_units(verdicts: list[UnitVerdict], premises: list[PremiseResult]) -> list[UnitVerdict]:
+    """Every verdict turned not judged (framework_issue) when a premise failed; unchanged otherwise.
+
+    The deterministic checks are voided too: a case that tested nothing judges nothing, and a check
+    that "passed" on a thread that never compacted would be a pass nobody earned.
+    """
+    failed = failed_premises(premises)
+    if not failed:
+        return verdicts
+    reason = "not judged — premise failed: " + "; ".join(p.reason for p in failed)
+    return [
+        v.model_copy(update={"status": "not_judged", "reason": reason, "attribution": "framework_issue"})
+        for v in verdicts
+    ]

@@ -1,0 +1,461 @@
+"""The client for the system under test: n8n's Instance AI REST API over httpx.
+
+One :class:`InstanceClient` talks to one instance (one base URL; build one per lane). It logs in on
+``__aenter__`` (session cookie ``n8n-auth``), unwraps ``{"data": ...}``, parses answers into
+:mod:`threadcase.wire` models, repeats calls only where that is safe (see :mod:`.retry`), and turns
+every failure into :class:`InstanceError` with method, path, status and a short redacted excerpt.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic import BaseModel, ValidationError
+
+from threadcase import wire
+from threadcase.harness.errors import InstanceError
+from threadcase.harness.instance.models import ClientTimeouts, Project
+from threadcase.harness.instance.redact import Redactor, environment_secrets
+from threadcase.harness.instance.retry import CallKind, RetryableStatus, RetryPolicy, retryable_status
+from threadcase.harness.instance.sse import EventSubscription
+from threadcase.harness.transcript import AgentArtifact
+
+__all__ = ["InstanceClient"]
+
+_log = logging.getLogger("threadcase.instance")
+
+M = TypeVar("M", bound=BaseModel)
+
+_PAGE = 250
+_AI = "/rest/instance-ai"
+
+
+def _q(segment: str) -> str:
+    """One URL path segment, escaped (ids come from case files and traces)."""
+    return quote(segment, safe="")
+
+
+def _items(data: Any, *keys: str) -> list[Any]:
+    """A list answer, whether bare or wrapped (``{"runs": [...]}``, ``{"count", "data": [...]}``)."""
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict):
+        for key in (*keys, "data", "items"):
+            value = data.get(key)
+            if isinstance(value, list):
+                return value
+    return []
+
+
+class InstanceClient:
+    """An authenticated session with one instance; an async context manager.
+
+    ``async with InstanceClient(url, email=..., password=...) as client:`` logs in on entry and
+    closes the connection pool on exit. Every method raises :class:`InstanceError` on failure;
+    DELETEs treat 404 as success (already gone). ``transport`` is for tests (``httpx.MockTransport``).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        email: str,
+        password: str,
+        timeouts: ClientTimeouts | None = None,
+        retry: RetryPolicy | None = None,
+        secrets: Iterable[str] = (),
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.email = email
+        self._password = password
+        self.timeouts = timeouts or ClientTimeouts()
+        self.retry = retry or RetryPolicy()
+        self.redactor = Redactor([password, *environment_secrets(os.environ), *secrets])
+        self._transport = transport
+        self._http: httpx.AsyncClient | None = None
+
+    def __repr__(self) -> str:
+        return f"InstanceClient({self.base_url!r}, email={self.email!r})"
+
+    # --- session ------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> InstanceClient:
+        try:
+            await self.login()
+        except BaseException:
+            await self.aclose()
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the connection pool (also done by ``__aexit__``)."""
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.aclose()
+
+    def add_secret(self, value: str) -> None:
+        """Never let ``value`` appear in an error excerpt or log line (e.g. a credential token)."""
+        self.redactor.add(value)
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        if self._http is None:
+            t = self.timeouts
+            self._http = httpx.AsyncClient(
+                base_url=self.base_url,
+                timeout=httpx.Timeout(t.default, connect=t.connect),
+                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+                transport=self._transport,
+                headers={"Accept": "application/json", "User-Agent": "threadcase"},
+            )
+        return self._http
+
+    async def login(self) -> None:
+        """``POST /rest/login``; the session cookie is kept for every later call."""
+        body = {"emailOrLdapLoginId": self.email, "password": self._password}
+        try:
+            await self._call("POST", "/rest/login", CallKind.IDEMPOTENT, json_body=body, relogin=False)
+        except InstanceError as exc:
+            if exc.status in (400, 401, 403):
+                raise InstanceError(
+                    f"login refused for {self.email!r} on {self.base_url}: check the email and password "
+                    "(THREADCASE_EMAIL / THREADCASE_PASSWORD)",
+                    method="POST",
+                    path="/rest/login",
+                    status=exc.status,
+                ) from None
+            raise
+        if "n8n-auth" not in self.http.cookies:
+            _log.debug("login on %s set no n8n-auth cookie", self.base_url)
+
+    async def health(self) -> bool:
+        """``GET /healthz/readiness`` answers 200; never raises (no answer = not healthy)."""
+        try:
+            response = await self.http.get("/healthz/readiness", timeout=self.timeouts.connect)
+        except httpx.HTTPError:
+            return False
+        return response.status_code == 200
+
+    # --- projects -----------------------------------------------------------------------------
+
+    async def personal_project(self) -> Project:
+        return self._parse(Project, await self._get("/rest/projects/personal"), "/rest/projects/personal")
+
+    async def list_projects(self) -> list[Project]:
+        data = await self._get("/rest/projects")
+        return [self._parse(Project, item, "/rest/projects") for item in _items(data, "projects")]
+
+    async def create_project(self, name: str) -> Project:
+        data = await self._call("POST", "/rest/projects", CallKind.UNSAFE, json_body={"name": name})
+        return self._parse(Project, data, "/rest/projects")
+
+    async def delete_project(self, project_id: str) -> None:
+        await self._delete(f"/rest/projects/{_q(project_id)}")
+
+    # --- threads and chat ---------------------------------------------------------------------
+
+    async def create_thread(
+        self, thread_id: str, project_id: str, *, source_context: dict[str, Any] | None = None
+    ) -> None:
+        request = wire.CreateThreadRequest(threadId=thread_id, projectId=project_id, sourceContext=source_context)
+        await self._call("POST", f"{_AI}/threads", CallKind.UNSAFE, json_body=self._dump(request))
+
+    async def delete_thread(self, thread_id: str) -> None:
+        await self._delete(f"{_AI}/threads/{_q(thread_id)}")
+
+    async def thread_status(self, thread_id: str) -> wire.ThreadStatus:
+        path = f"{_AI}/threads/{_q(thread_id)}/status"
+        return self._parse(wire.ThreadStatus, await self._get(path), path)
+
+    async def thread_messages(self, thread_id: str) -> list[wire.ThreadMessage]:
+        path = f"{_AI}/threads/{_q(thread_id)}/messages"
+        return [self._parse(wire.ThreadMessage, m, path) for m in _items(await self._get(path), "messages")]
+
+    async def chat(self, thread_id: str, request: wire.ChatRequest, *, headers: dict[str, str] | None = None) -> str:
+        """Send one user message; returns the run id. Never repeated once it may have been received."""
+        path = f"{_AI}/chat/{_q(thread_id)}"
+        data = await self._call("POST", path, CallKind.UNSAFE, json_body=self._dump(request), headers=headers)
+        return self._parse(wire.ChatResponse, data, path).runId
+
+    async def cancel(self, thread_id: str) -> None:
+        await self._call("POST", f"{_AI}/chat/{_q(thread_id)}/cancel", CallKind.IDEMPOTENT)
+
+    def subscribe(self, thread_id: str, *, last_event_id: str | None = None) -> EventSubscription:
+        """The thread's event stream, as an async context manager; open it before sending a chat.
+
+        ``last_event_id`` resumes after an id seen earlier (the server replays everything newer).
+        """
+        return EventSubscription(self, thread_id, last_event_id=last_event_id)
+
+    async def confirm(self, request_id: str, body: wire.ConfirmBody) -> None:
+        """Answer a widget. Repeated on transient failure: the server de-duplicates by requestId."""
+        path = f"{_AI}/confirm/{_q(request_id)}"
+        await self._call("POST", path, CallKind.IDEMPOTENT, json_body=self._dump(body))
+
+    # --- run debug ----------------------------------------------------------------------------
+
+    async def thread_runs(self, thread_id: str) -> list[wire.RunSummary]:
+        path = f"{_AI}/debug/threads/{_q(thread_id)}/runs"
+        return [self._parse(wire.RunSummary, r, path) for r in _items(await self._get(path), "runs")]
+
+    async def run_debug(self, run_id: str) -> wire.RunDebug:
+        path = f"{_AI}/debug/runs/{_q(run_id)}"
+        return self._parse(wire.RunDebug, await self._get(path), path)
+
+    # --- eval routes --------------------------------------------------------------------------
+
+    async def restore_thread(self, request: wire.RestoreThreadRequest) -> wire.RestoreThreadResponse:
+        """Restore a seeded thread in one server transaction (all or nothing); long timeout."""
+        path = f"{_AI}/eval/restore-thread"
+        data = await self._call(
+            "POST", path, CallKind.UNSAFE, json_body=self._dump(request), seconds=self.timeouts.restore
+        )
+        return self._parse(wire.RestoreThreadResponse, data, path)
+
+    async def set_credential_allowlist(self, thread_id: str, credential_ids: list[str], bypass: list[str]) -> None:
+        """Pin the thread's credential view to exactly ``credential_ids`` ([] = sees none).
+
+        Replaces both lists on every call; ``bypass`` ids have their connection test resolved as passing.
+        """
+        request = wire.ThreadCredentialAllowlistRequest(
+            threadId=thread_id, credentialIds=list(credential_ids), bypassCredentialTest=list(bypass)
+        )
+        await self._call(
+            "POST", f"{_AI}/eval/thread-credential-allowlist", CallKind.IDEMPOTENT, json_body=self._dump(request)
+        )
+
+    async def seed_table_rows(self, thread_id: str, table_id: str, rows: list[dict[str, Any]]) -> int:
+        """Replace a data table's rows (clear, then insert); returns the row count the server reports."""
+        request = wire.SeedDataTableRowsRequest(threadId=thread_id, tableId=table_id, rows=rows)
+        data = await self._call(
+            "POST", f"{_AI}/eval/seed-data-table-rows", CallKind.IDEMPOTENT, json_body=self._dump(request)
+        )
+        count = data.get("rowCount") if isinstance(data, dict) else None
+        return int(count) if isinstance(count, int) else len(rows)
+
+    async def execute_with_mock(self, workflow_id: str, request: wire.ExecuteWithMockRequest) -> wire.ExecutionResult:
+        """Run a workflow with its outside calls answered by mocks; waits for the execution's budget."""
+        path = f"{_AI}/eval/execute-with-llm-mock/{_q(workflow_id)}"
+        timeout = request.timeoutMs / 1000 + self.timeouts.execution_margin
+        data = await self._call("POST", path, CallKind.UNSAFE, json_body=self._dump(request), seconds=timeout)
+        return self._parse(wire.ExecutionResult, data, path)
+
+    async def thread_memory(self, thread_id: str) -> wire.ThreadMemory:
+        path = f"{_AI}/eval/threads/{_q(thread_id)}/memory"
+        return self._parse(wire.ThreadMemory, await self._get(path), path)
+
+    # --- workflows ----------------------------------------------------------------------------
+
+    async def list_workflows(self) -> list[wire.Workflow]:
+        data = await self._get("/rest/workflows")
+        return [self._parse(wire.Workflow, w, "/rest/workflows") for w in _items(data, "workflows")]
+
+    async def get_workflow(self, workflow_id: str) -> wire.Workflow:
+        path = f"/rest/workflows/{_q(workflow_id)}"
+        return self._parse(wire.Workflow, await self._get(path), path)
+
+    async def rename_workflow(self, workflow_id: str, name: str) -> None:
+        await self._call("PATCH", f"/rest/workflows/{_q(workflow_id)}", CallKind.IDEMPOTENT, json_body={"name": name})
+
+    async def delete_workflow(self, workflow_id: str) -> None:
+        """Delete a workflow; n8n refuses to delete one that is not archived, so archive on that answer."""
+        path = f"/rest/workflows/{_q(workflow_id)}"
+        try:
+            await self._delete(path)
+        except InstanceError as exc:
+            if exc.status != 400:
+                raise
+            await self._call("POST", f"{path}/archive", CallKind.IDEMPOTENT, missing_ok=True)
+            await self._delete(path)
+
+    # --- credentials --------------------------------------------------------------------------
+
+    async def list_credentials(self) -> list[wire.CredentialSummary]:
+        data = await self._get("/rest/credentials")
+        return [self._credential(c) for c in _items(data, "credentials")]
+
+    async def create_credential(self, *, name: str, type: str, data: dict[str, Any]) -> wire.CredentialSummary:
+        """Create a credential. Not repeated once sent (a second POST would create a second one)."""
+        answer = await self._call(
+            "POST", "/rest/credentials", CallKind.UNSAFE, json_body={"name": name, "type": type, "data": data}
+        )
+        return self._credential(answer)
+
+    async def delete_credential(self, credential_id: str) -> None:
+        await self._delete(f"/rest/credentials/{_q(credential_id)}")
+
+    def _credential(self, data: Any) -> wire.CredentialSummary:
+        # Whatever the server echoes, the secret data never enters our objects (or reports).
+        if isinstance(data, dict):
+            data = {k: v for k, v in data.items() if k != "data"}
+        return self._parse(wire.CredentialSummary, data, "/rest/credentials")
+
+    # --- folders, data tables, agents ---------------------------------------------------------
+
+    async def list_folders(self, project_id: str) -> list[wire.Folder]:
+        path = f"/rest/projects/{_q(project_id)}/folders"
+        return [self._parse(wire.Folder, f, path) for f in await self._paged(path, "folders")]
+
+    async def delete_folder(self, project_id: str, folder_id: str) -> None:
+        await self._delete(f"/rest/projects/{_q(project_id)}/folders/{_q(folder_id)}")
+
+    async def list_data_tables(self, project_id: str) -> list[dict[str, Any]]:
+        items = await self._paged(f"/rest/projects/{_q(project_id)}/data-tables", "dataTables")
+        return [t for t in items if isinstance(t, dict)]
+
+    async def delete_data_table(self, project_id: str, table_id: str) -> None:
+        await self._delete(f"/rest/projects/{_q(project_id)}/data-tables/{_q(table_id)}")
+
+    async def get_agent(self, project_id: str, agent_id: str) -> AgentArtifact:
+        base = f"/rest/projects/{_q(project_id)}/agents/v2/{_q(agent_id)}"
+        config = await self._get(f"{base}/config")
+        if isinstance(config, dict) and isinstance(config.get("config"), dict):
+            config = config["config"]
+        skills = await self._get(f"{base}/skills")
+        if isinstance(skills, dict) and isinstance(skills.get("skills"), dict):
+            skills = skills["skills"]
+        return AgentArtifact(
+            id=agent_id,
+            config=config if isinstance(config, dict) else {},
+            skills=skills if isinstance(skills, dict) else {},
+        )
+
+    async def delete_agent(self, project_id: str, agent_id: str) -> None:
+        await self._delete(f"/rest/projects/{_q(project_id)}/agents/v2/{_q(agent_id)}")
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    async def _get(self, path: str, *, params: dict[str, Any] | None = None) -> Any:
+        return await self._call("GET", path, CallKind.READ, params=params)
+
+    async def _delete(self, path: str) -> None:
+        await self._call("DELETE", path, CallKind.IDEMPOTENT, missing_ok=True)
+
+    async def _paged(self, path: str, key: str) -> list[Any]:
+        items: list[Any] = []
+        while True:
+            data = await self._get(path, params={"take": _PAGE, "skip": len(items)})
+            page = _items(data, key)
+            items.extend(page)
+            total = data.get("count") if isinstance(data, dict) else None
+            if len(page) < _PAGE or (isinstance(total, int) and len(items) >= total):
+                return items
+
+    @staticmethod
+    def _dump(model: BaseModel) -> dict[str, Any]:
+        return model.model_dump(mode="json", exclude_none=True)
+
+    async def _call(
+        self,
+        method: str,
+        path: str,
+        kind: CallKind,
+        *,
+        json_body: Any = None,
+        params: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+        seconds: float | None = None,
+        missing_ok: bool = False,
+        relogin: bool = True,
+    ) -> Any:
+        """One call with the retry policy of its kind; returns the unwrapped ``data``."""
+        response = await self._send(method, path, kind, json_body, params, headers, seconds)
+        if response.status_code == 401 and relogin:
+            # A session can expire mid-suite (an instance restart); log in again once and repeat.
+            _log.info("session on %s expired; logging in again", self.base_url)
+            await self.login()
+            response = await self._send(method, path, kind, json_body, params, headers, seconds)
+        if missing_ok and response.status_code == 404:
+            return None
+        if response.status_code >= 400:
+            raise self._error("instance refused the call", method, path, response, response.content)
+        return self._unwrap(method, path, response)
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        kind: CallKind,
+        json_body: Any,
+        params: dict[str, Any] | None,
+        headers: dict[str, str] | None,
+        seconds: float | None,
+    ) -> httpx.Response:
+        request_timeout = httpx.Timeout(seconds or self.timeouts.default, connect=self.timeouts.connect)
+        started = time.perf_counter()
+        try:
+            async for attempt in self.retry.retrying(kind):
+                with attempt:
+                    if attempt.retry_state.attempt_number > 1:
+                        _log.debug("%s %s: attempt %d", method, path, attempt.retry_state.attempt_number)
+                    response = await self.http.request(
+                        method, path, json=json_body, params=params, headers=headers, timeout=request_timeout
+                    )
+                    if retryable_status(kind, response.status_code):
+                        raise RetryableStatus(response)
+        except RetryableStatus as exc:
+            response = exc.response
+        except httpx.TransportError as exc:
+            raise InstanceError(
+                f"no answer from {self.base_url} ({type(exc).__name__}: {self.redactor.text(str(exc)) or 'no detail'})",
+                method=method,
+                path=path,
+            ) from exc
+        _log.debug("%s %s -> %d (%.0f ms)", method, path, response.status_code, (time.perf_counter() - started) * 1000)
+        return response
+
+    def _unwrap(self, method: str, path: str, response: httpx.Response) -> Any:
+        if not response.content.strip():
+            return None
+        try:
+            body = response.json()
+        except ValueError:
+            raise self._error(
+                "instance answered with something that is not JSON", method, path, response, response.content
+            ) from None
+        if isinstance(body, dict) and "data" in body:
+            return body["data"]
+        return body
+
+    def _parse(self, model: type[M], data: Any, path: str) -> M:
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            fields = ", ".join(".".join(str(p) for p in e["loc"]) or "(root)" for e in exc.errors()[:3])
+            raise InstanceError(
+                f"unexpected answer shape for {model.__name__} (fields: {fields})",
+                path=path,
+                excerpt=self.redactor.excerpt(json.dumps(data, default=str)[:2000]),
+            ) from None
+
+    def _error(
+        self, message: str, method: str, path: str, response: httpx.Response, body: bytes | str
+    ) -> InstanceError:
+        return InstanceError(
+            message, method=method, path=path, status=response.status_code, excerpt=self.redactor.excerpt(body)
+        )
+
+    @asynccontextmanager
+    async def _open_stream(self, path: str, last_event_id: str | None) -> AsyncIterator[httpx.Response]:
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        t = self.timeouts
+        timeout = httpx.Timeout(t.default, connect=t.connect, read=t.stream_read)
+        async with self.http.stream("GET", path, headers=headers, timeout=timeout) as response:
+            yield response

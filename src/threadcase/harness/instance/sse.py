@@ -1,0 +1,286 @@
+"""The instance's event stream: SSE parsing and a resuming subscription.
+
+``GET /rest/instance-ai/events/:threadId`` streams Server-Sent Events; each ``data:`` is a JSON object
+with ``type`` and ``payload`` and each event carries an ``id:`` (a per-thread increasing number).
+Without ``Last-Event-ID`` the server sends only events after the connection, so a caller opens the
+subscription **before** sending a chat message; after a dropped connection the subscription
+reconnects with ``Last-Event-ID`` and the server replays what was missed. Ids already delivered are
+dropped, so the caller sees every event exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import anyio
+import httpx
+from anyio.abc import TaskGroup, TaskStatus
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import ValidationError
+
+from threadcase import wire
+from threadcase.harness.errors import InstanceError
+
+if TYPE_CHECKING:
+    from threadcase.harness.instance.client import InstanceClient
+
+__all__ = ["EventSubscription", "SSEParser", "ServerSentEvent"]
+
+_log = logging.getLogger("threadcase.instance.sse")
+
+
+@dataclass
+class ServerSentEvent:
+    """One dispatched SSE message (before JSON decoding)."""
+
+    data: str
+    event: str | None = None
+    id: str | None = None
+
+
+@dataclass
+class SSEParser:
+    """Incremental parser for the ``text/event-stream`` format, one line at a time.
+
+    Follows the WHATWG rules that matter here: ``:`` lines are comments (heartbeats), a blank line
+    dispatches the pending event, multiple ``data:`` lines join with newlines, and one optional
+    space after the colon is dropped. One deliberate difference: an event's id is only the id given
+    in that event (the spec carries the last one forward), so an id-less event can never be mistaken
+    for a duplicate of its predecessor.
+    """
+
+    _data: list[str] = field(default_factory=list)
+    _event: str | None = None
+    _id: str | None = None
+
+    def feed_line(self, line: str) -> ServerSentEvent | None:
+        """Consume one line (without its terminator); return an event when a blank line ends one."""
+        if line == "":
+            event = ServerSentEvent(data="\n".join(self._data), event=self._event, id=self._id) if self._data else None
+            self._data, self._event, self._id = [], None, None
+            return event
+        if line.startswith(":"):
+            return None
+        name, sep, value = line.partition(":")
+        if sep and value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value or None
+        elif name == "id" and "\0" not in value:
+            self._id = value or None
+        # ``retry:`` and unknown fields are ignored; our reconnect backoff is our own.
+        return None
+
+
+def decode_event(message: ServerSentEvent) -> wire.Event | None:
+    """The typed event inside one SSE message; None for data that is not an event object."""
+    try:
+        body = json.loads(message.data)
+    except ValueError:
+        _log.warning("dropping non-JSON SSE data (id=%s)", message.id)
+        return None
+    if not isinstance(body, dict):
+        return None
+    if "type" not in body and message.event:
+        body["type"] = message.event
+    if message.id is not None:
+        body["id"] = message.id
+    try:
+        return wire.Event.model_validate(body)
+    except ValidationError:
+        _log.warning("dropping malformed event (id=%s)", message.id)
+        return None
+
+
+class _Seen:
+    """Which event ids were delivered: a high-water mark for numeric ids, a set otherwise."""
+
+    def __init__(self) -> None:
+        self.high: int | None = None
+        self.others: set[str] = set()
+
+    def fresh(self, event_id: str | None) -> bool:
+        if event_id is None:
+            return True
+        try:
+            number = int(event_id)
+        except ValueError:
+            if event_id in self.others:
+                return False
+            self.others.add(event_id)
+            return True
+        if self.high is not None and number <= self.high:
+            return False
+        self.high = number
+        return True
+
+
+class _Failed:
+    """Sent down the queue when the stream cannot be recovered; raised from ``next_event``."""
+
+    def __init__(self, error: InstanceError) -> None:
+        self.error = error
+
+
+class EventSubscription:
+    """An open event stream on one thread; an async context manager.
+
+    Entering returns once the server has accepted the connection (response headers received), so a
+    chat sent afterwards cannot outrun the subscription. A background task reads the stream into a
+    memory queue; :meth:`next_event` takes from it. Dropped connections and streams the server ends
+    are resumed with ``Last-Event-ID`` transparently; only repeated failure to reconnect (or an error
+    status) surfaces, as :class:`InstanceError` from :meth:`next_event`.
+    """
+
+    def __init__(
+        self,
+        client: InstanceClient,
+        thread_id: str,
+        *,
+        last_event_id: str | None = None,
+        max_reconnects: int = 8,
+        reconnect_wait: Callable[[int], float] | None = None,
+    ) -> None:
+        self._client = client
+        self.thread_id = thread_id
+        self.last_event_id: str | None = last_event_id
+        """The id of the last event handed to the caller (what a reconnect resumes after)."""
+        self.reconnects = 0
+        """How many times the stream was re-opened (a statistic for tests and logs)."""
+        self._seen = _Seen()
+        if last_event_id is not None:
+            self._seen.fresh(last_event_id)
+        self._received_id: str | None = last_event_id
+        self._max_reconnects = max_reconnects
+        self._reconnect_wait = reconnect_wait or (lambda attempt: min(2.0, 0.05 * 2**attempt))
+        self._task_group: TaskGroup | None = None
+        self._send: MemoryObjectSendStream[wire.Event | _Failed] | None = None
+        self._receive: MemoryObjectReceiveStream[wire.Event | _Failed] | None = None
+        self._failure: InstanceError | None = None
+        self._failures = 0
+
+    @property
+    def path(self) -> str:
+        return f"/rest/instance-ai/events/{self.thread_id}"
+
+    async def __aenter__(self) -> EventSubscription:
+        send, receive = anyio.create_memory_object_stream[wire.Event | _Failed](math.inf)
+        self._send, self._receive = send, receive
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        try:
+            await self._task_group.start(self._reader, send)
+        except BaseException:
+            self._task_group.cancel_scope.cancel()
+            await self._task_group.__aexit__(None, None, None)
+            send.close()
+            receive.close()
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        assert self._task_group is not None
+        self._task_group.cancel_scope.cancel()
+        try:
+            return await self._task_group.__aexit__(exc_type, exc, tb)
+        finally:
+            if self._send is not None:
+                self._send.close()
+            if self._receive is not None:
+                self._receive.close()
+
+    async def next_event(self, timeout: float) -> wire.Event | None:  # noqa: ASYNC109 - the agreed API; inactivity is an answer, not an error
+        """The next event, or None when nothing arrived within ``timeout`` seconds (inactivity).
+
+        Raises :class:`InstanceError` when the stream failed for good.
+        """
+        if self._receive is None:
+            raise RuntimeError("EventSubscription used outside its 'async with' block")
+        if self._failure is not None:
+            raise self._failure
+        with anyio.move_on_after(timeout):
+            try:
+                item = await self._receive.receive()
+            except anyio.EndOfStream:
+                self._failure = InstanceError("event stream closed", method="GET", path=self.path)
+                raise self._failure from None
+            if isinstance(item, _Failed):
+                self._failure = item.error
+                raise item.error
+            if item.id is not None:
+                self.last_event_id = item.id
+            return item
+        return None
+
+    async def _reader(
+        self, send: MemoryObjectSendStream[wire.Event | _Failed], *, task_status: TaskStatus[None]
+    ) -> None:
+        started = False
+        while True:
+            try:
+                async with self._client._open_stream(self.path, self._received_id) as response:
+                    if response.status_code >= 400:
+                        body = await response.aread()
+                        error = self._client._error("event stream refused", "GET", self.path, response, body)
+                        if started and error.transient:
+                            raise _Transient(error)
+                        if not started:
+                            raise error
+                        send.send_nowait(_Failed(error))
+                        return
+                    if not started:
+                        started = True
+                        task_status.started()
+                    await self._pump(response, send)
+                # The server ended the stream (a restart, a proxy timeout): resume where we were.
+                _log.debug("event stream on %s ended; resuming after %s", self.thread_id, self._received_id)
+                self._failures += 1
+            except (httpx.TransportError, _Transient) as exc:
+                self._failures += 1
+                # Before the first connection, give up fast: the caller is waiting to send a chat.
+                if self._failures > (self._max_reconnects if started else 2):
+                    error = (
+                        exc.error
+                        if isinstance(exc, _Transient)
+                        else InstanceError(
+                            f"event stream lost after {self._failures} attempts ({type(exc).__name__})",
+                            method="GET",
+                            path=self.path,
+                        )
+                    )
+                    if not started:
+                        raise error from None
+                    send.send_nowait(_Failed(error))
+                    return
+            self.reconnects += 1
+            await anyio.sleep(self._reconnect_wait(self._failures))
+
+    async def _pump(self, response: httpx.Response, send: MemoryObjectSendStream[wire.Event | _Failed]) -> None:
+        parser = SSEParser()
+        async for line in response.aiter_lines():
+            message = parser.feed_line(line)
+            if message is None or not self._seen.fresh(message.id):
+                continue
+            if message.id is not None:
+                self._received_id = message.id
+            # Progress: the connection works, so the reconnect budget starts over.
+            self._failures = 0
+            event = decode_event(message)
+            if event is not None:
+                send.send_nowait(event)
+
+
+class _Transient(Exception):
+    def __init__(self, error: InstanceError) -> None:
+        self.error = error
+        super().__init__(str(error))

@@ -1,0 +1,89 @@
+"""The event stream: SSE parsing, resume with Last-Event-ID, exactly-once delivery, inactivity."""
+
+from __future__ import annotations
+
+import anyio
+import pytest
+
+from tests.instance.fake_instance import FakeInstance
+from threadcase import wire
+from threadcase.harness.instance import EventSubscription, InstanceClient
+from threadcase.harness.instance.sse import SSEParser, decode_event
+
+pytestmark = pytest.mark.anyio
+
+
+def _feed(parser: SSEParser, text: str) -> list[tuple[str | None, str | None, str]]:
+    out = []
+    for line in text.split("\n"):
+        message = parser.feed_line(line)
+        if message is not None:
+            out.append((message.id, message.event, message.data))
+    return out
+
+
+def test_parser_joins_data_lines_ignores_comments_and_does_not_carry_ids() -> None:
+    parser = SSEParser()
+    text = ': heartbeat\n\nid: 7\nevent: text-delta\ndata: {"a":\ndata:1}\n\ndata: {"type": "x"}\n\n'
+    assert _feed(parser, text) == [("7", "text-delta", '{"a":\n1}'), (None, None, '{"type": "x"}')]
+
+
+def test_decode_puts_the_sse_id_on_the_event_and_falls_back_to_the_event_name() -> None:
+    parser = SSEParser()
+    messages = [
+        m for m in map(parser.feed_line, ["id: 3", "event: run-finish", 'data: {"payload": {"x": 1}}', ""]) if m
+    ]
+    event = decode_event(messages[0])
+    assert event is not None
+    assert (event.id, event.type, event.payload) == ("3", "run-finish", {"x": 1})
+    assert decode_event(type(messages[0])(data="not json")) is None
+
+
+async def _collect(sub: EventSubscription, count: int) -> list[wire.Event]:
+    events: list[wire.Event] = []
+    with anyio.fail_after(10):
+        while len(events) < count:
+            event = await sub.next_event(timeout=5)
+            assert event is not None, f"stream went quiet after {[e.id for e in events]}"
+            events.append(event)
+    return events
+
+
+async def test_live_events_after_subscribing_arrive_in_order(
+    fake_instance: tuple[FakeInstance, str], client: InstanceClient
+) -> None:
+    fake, _ = fake_instance
+    fake.emit("t1", "text-delta", {"text": "before the subscription"})
+    async with client.subscribe("t1") as sub:
+        await client.chat("t1", wire.ChatRequest(message="hi"))
+        events = await _collect(sub, 3)
+        assert [e.type for e in events] == ["run-start", "text-delta", "run-finish"]
+        assert [e.id for e in events] == ["2", "3", "4"]
+        assert sub.last_event_id == "4"
+        assert await sub.next_event(timeout=0.2) is None, "inactivity must be reported as None"
+    assert fake.last_event_ids == [None]
+
+
+@pytest.mark.parametrize("how", ["end", "cut"])
+async def test_a_dropped_stream_resumes_without_loss_or_duplicates(
+    fake_instance: tuple[FakeInstance, str], client: InstanceClient, how: str
+) -> None:
+    fake, _ = fake_instance
+    fake.stream_plan = [(how, 2), (how, 3)]
+    fake.replay_overlap = 2  # the server re-sends events the client already has
+    async with client.subscribe("t1") as sub:
+        for n in range(3):
+            await client.chat("t1", wire.ChatRequest(message=f"m{n}"))
+        events = await _collect(sub, 9)
+        assert [e.id for e in events] == [str(i) for i in range(1, 10)]
+        assert await sub.next_event(timeout=0.2) is None
+        assert sub.reconnects == 2
+    # The second connection re-sent 1 and 2 (dropped as duplicates) and delivered 3 before its cut.
+    assert fake.last_event_ids[:3] == [None, "2", "3"]
+
+
+async def test_resume_from_a_known_id(client: InstanceClient) -> None:
+    await client.chat("t1", wire.ChatRequest(message="before"))
+    async with client.subscribe("t1", last_event_id="1") as sub:
+        events = await _collect(sub, 2)
+    assert [e.id for e in events] == ["2", "3"]

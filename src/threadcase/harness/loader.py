@@ -1,0 +1,359 @@
+"""Find, parse, validate and select case files.
+
+A suite is a directory of ``*.json`` files, one case each; a case's slug is its file name without
+``.json``. Loading collects **every** problem of every file (JSON syntax with line and column, schema
+violations with their JSON path and the offending value) into one
+:class:`~threadcase.harness.errors.CaseSchemaError`, so one ``threadcase validate`` shows all there
+is to fix. Nothing here prints or exits: the CLI renders the problems.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
+
+from threadcase.harness.errors import CaseProblem, CaseSchemaError
+from threadcase.harness.schema import RULES_ERROR_TYPE, VALUE_ERROR_TYPE, Case
+
+__all__ = [
+    "DEFAULT_SUITE",
+    "SUITE_ENV",
+    "LoadedCase",
+    "default_suite_path",
+    "load_case_file",
+    "load_suite",
+    "problems_from_validation_error",
+    "select_cases",
+]
+
+DEFAULT_SUITE = Path("cases/golden")
+"""The suite the demo instance must pass; relative to the working directory."""
+
+SUITE_ENV = "THREADCASE_SUITE"
+"""Environment twin of ``--suite``: a team keeps its private suite outside the repository this way."""
+
+
+@dataclass(frozen=True)
+class LoadedCase:
+    """A validated case and where it came from."""
+
+    slug: str
+    """The file name without ``.json``; unique within a loaded suite."""
+    path: Path
+    """The case file."""
+    case: Case
+    """The validated case."""
+
+
+def default_suite_path(environ: Mapping[str, str] | None = None) -> Path:
+    """``THREADCASE_SUITE`` when set (and not blank), else :data:`DEFAULT_SUITE`."""
+    value = (os.environ if environ is None else environ).get(SUITE_ENV, "").strip()
+    return Path(value) if value else DEFAULT_SUITE
+
+
+def load_case_file(path: Path) -> LoadedCase:
+    """Read and validate one case file; raises :class:`CaseSchemaError` with every problem found."""
+    loaded, problems = _load(Path(path))
+    if loaded is None:
+        raise CaseSchemaError(problems)
+    return loaded
+
+
+def load_suite(paths: Sequence[Path]) -> list[LoadedCase]:
+    """Load case files and directories of them (``*.json``, sorted, not recursive), in the order given.
+
+    Raises one :class:`CaseSchemaError` carrying the problems of all files: missing paths, empty
+    directories, duplicate slugs, invalid JSON, schema violations.
+    """
+    problems: list[CaseProblem] = []
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.json") if p.is_file())
+            if not found:
+                problems.append(CaseProblem(str(path), "", "no case files (*.json) in this directory"))
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(CaseProblem(str(path), "", "no such file or directory"))
+    if not paths:
+        problems.append(CaseProblem("<suite>", "", "no case files or directories given"))
+
+    loaded: list[LoadedCase] = []
+    seen_files: set[Path] = set()
+    by_slug: dict[str, Path] = {}
+    for file in files:
+        resolved = file.resolve()
+        if resolved in seen_files:
+            continue  # the same file named twice (a file and its directory) is one case
+        seen_files.add(resolved)
+        case, file_problems = _load(file)
+        problems.extend(file_problems)
+        slug = _slug(file)
+        if slug in by_slug:
+            problems.append(
+                CaseProblem(
+                    str(file), "", f"slug {slug!r} is already taken by {by_slug[slug]}; rename one file", case=slug
+                )
+            )
+            continue
+        by_slug[slug] = file
+        if case is not None:
+            loaded.append(case)
+    if problems:
+        raise CaseSchemaError(problems)
+    return loaded
+
+
+def select_cases(
+    cases: Sequence[LoadedCase],
+    *,
+    filter: str | None = None,
+    exclude: str | None = None,
+    tier: str | None = None,
+    tag: str | None = None,
+) -> list[LoadedCase]:
+    """Keep the cases the selection flags pick, in their order.
+
+    ``filter`` and ``exclude`` are comma-separated substrings of the slug (a case matches if any one
+    does); ``exclude`` applies after ``filter``. ``tier`` must be one of the case's ``datasets``;
+    ``tag`` (comma-separated, any one) one of its ``tags``.
+    """
+    wanted = _parts(filter)
+    unwanted = _parts(exclude)
+    tags = _parts(tag)
+    tier = tier.strip() if tier else None
+    selected = []
+    for loaded in cases:
+        if wanted and not any(part in loaded.slug for part in wanted):
+            continue
+        if unwanted and any(part in loaded.slug for part in unwanted):
+            continue
+        if tier and tier not in loaded.case.datasets:
+            continue
+        if tags and not any(t in loaded.case.tags for t in tags):
+            continue
+        selected.append(loaded)
+    return selected
+
+
+def _parts(value: str | None) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()] if value else []
+
+
+def _slug(path: Path) -> str:
+    return path.name[: -len(".json")] if path.name.endswith(".json") else path.stem
+
+
+def _load(path: Path) -> tuple[LoadedCase | None, list[CaseProblem]]:
+    slug = _slug(path)
+    file = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        return None, [CaseProblem(file, "", f"cannot read the file: {exc.strerror or exc}", case=slug)]
+    except UnicodeDecodeError as exc:
+        return None, [CaseProblem(file, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8", case=slug)]
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        return None, [CaseProblem(file, "", message, case=slug, line=exc.lineno, column=exc.colno)]
+    if not isinstance(data, dict):
+        kind = _json_kind(data)
+        return None, [CaseProblem(file, "", f"a case file holds one JSON object, not {kind}", case=slug)]
+    try:
+        # Aliases only: a file speaks n8n's camelCase; a snake_case key is as unknown as a typo.
+        case = Case.model_validate(data, by_alias=True, by_name=False)
+    except ValidationError as exc:
+        return None, problems_from_validation_error(exc, file=file, case=slug)
+    return LoadedCase(slug=slug, path=path, case=case), []
+
+
+# --- pydantic errors -> one line each ---------------------------------------------------------------
+
+
+def problems_from_validation_error(exc: ValidationError, *, file: str, case: str | None = None) -> list[CaseProblem]:
+    """Turn a pydantic error on a :class:`Case` into one :class:`CaseProblem` per broken rule."""
+    problems: list[CaseProblem] = []
+    for error in exc.errors(include_url=False):
+        loc = error["loc"]
+        base = _path(loc)
+        if error["type"] == RULES_ERROR_TYPE:
+            for relative, message in error.get("ctx", {}).get("problems", []):
+                problems.append(CaseProblem(file, _join(base, relative), message, case=case))
+        else:
+            problems.append(CaseProblem(file, base, _describe(error), case=case))
+    return problems
+
+
+def _path(loc: Iterable[int | str]) -> str:
+    out = ""
+    previous: int | str | None = None
+    for part in loc:
+        if previous == "seed" and part in ("inline", "replay"):
+            previous = part
+            continue  # the discriminator tag pydantic adds; not a key in the file
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part.isidentifier():
+            out += f".{part}" if out else part
+        else:
+            out += f"[{part!r}]"
+        previous = part
+    return out
+
+
+def _join(base: str, relative: str) -> str:
+    if not relative:
+        return base
+    if not base or relative.startswith("["):
+        return base + relative
+    return f"{base}.{relative}"
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def _q(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_EXPECTED = {
+    "string_type": "a string",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "list_type": "a list",
+    "dict_type": "an object",
+    "model_type": "an object",
+    "model_attributes_type": "an object",
+}
+
+
+def _describe(error: ErrorDetails) -> str:
+    kind = error["type"]
+    value = error.get("input")
+    ctx: dict[str, Any] = dict(error.get("ctx") or {})
+    if kind == VALUE_ERROR_TYPE:
+        return str(ctx.get("message", error["msg"]))
+    if kind == "missing":
+        description = _description_at(error["loc"])
+        hint = f" — {_first_sentence(description)}" if description else ""
+        return f"required key is missing{hint}"
+    if kind == "extra_forbidden":
+        return _unknown_key(error["loc"])
+    if kind == "literal_error":
+        return f"{_q(value)} is not allowed; expected {ctx.get('expected', 'one of the listed values')}"
+    if kind == "union_tag_invalid":
+        return f"mode {ctx.get('tag')!r} is not valid; expected {ctx.get('expected_tags')}"
+    if kind == "union_tag_not_found":
+        return "the seed needs a 'mode': 'inline' or 'replay'"
+    if kind in _EXPECTED:
+        return f"{_q(value)} is {_json_kind(value)}; expected {_EXPECTED[kind]}"
+    if kind in ("too_short", "too_long"):
+        size = len(value) if isinstance(value, list | dict | str) else ctx.get("actual_length")
+        if kind == "too_short":
+            return f"has {size} entries; at least {ctx.get('min_length')} required"
+        return f"has {size} entries; at most {ctx.get('max_length')} allowed"
+    if kind in ("greater_than", "greater_than_equal"):
+        bound = ctx.get("gt", ctx.get("ge"))
+        relation = "greater than" if kind == "greater_than" else "at least"
+        return f"{_q(value)} is not allowed; it must be {relation} {bound}"
+    return f"{_q(value)}: {error['msg']}"
+
+
+def _first_sentence(text: str) -> str:
+    return text.split("\n\n", 1)[0].replace("\n", " ").strip()
+
+
+def _literal_values(model: type[BaseModel]) -> tuple[Any, ...]:
+    return getattr(model.model_fields["mode"].annotation, "__args__", ())
+
+
+def _model_of(annotation: Any) -> list[type[BaseModel]]:
+    """The models a field annotation can hold (through list, Optional, union, Annotated)."""
+    found: list[type[BaseModel]] = []
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            found.append(current)
+        stack.extend(getattr(current, "__args__", ()) or ())
+        origin = getattr(current, "__origin__", None)
+        if origin is not None and origin is not current:
+            stack.append(origin)
+    return found
+
+
+def _walk(loc: tuple[int | str, ...]) -> tuple[type[BaseModel] | None, str | None]:
+    """The model a location points into, and the alias of the last key (None when not a key)."""
+    models: list[type[BaseModel]] = [Case]
+    last: str | None = None
+    for index, part in enumerate(loc):
+        if isinstance(part, int):
+            continue
+        is_last = index == len(loc) - 1
+        if part in ("inline", "replay") and index > 0 and loc[index - 1] == "seed":
+            models = [m for m in models if "mode" in m.model_fields and part in _literal_values(m)]
+            continue
+        owner = next((m for m in models if _by_alias(m, part) is not None), None)
+        if is_last:
+            return (owner or (models[0] if models else None)), part
+        if owner is None:
+            return None, None
+        name = _by_alias(owner, part)
+        assert name is not None
+        models = _model_of(owner.model_fields[name].annotation)
+        last = part
+    return (models[0] if models else None), last
+
+
+def _by_alias(model: type[BaseModel], alias: str) -> str | None:
+    for name, info in model.model_fields.items():
+        if (info.alias or name) == alias:
+            return name
+    return None
+
+
+def _description_at(loc: tuple[int | str, ...]) -> str | None:
+    model, key = _walk(loc)
+    if model is None or key is None:
+        return None
+    name = _by_alias(model, key)
+    return model.model_fields[name].description if name else None
+
+
+def _unknown_key(loc: tuple[int | str, ...]) -> str:
+    model, key = _walk(loc)
+    key = str(loc[-1]) if loc else "?"
+    if model is None:
+        return f"unknown key {key!r}"
+    valid = [info.alias or name for name, info in model.model_fields.items()]
+    camel = next((v for v in valid if v.lower() == key.replace("_", "").lower()), None)
+    guess = camel or next(iter(difflib.get_close_matches(key, valid, n=1, cutoff=0.75)), None)
+    if guess:
+        return f"unknown key {key!r}; did you mean {guess!r}?"
+    return f"unknown key {key!r}; valid keys here: {', '.join(valid)}"

@@ -263,3 +263,44 @@ def test_inline_seed_equivalent_carries_everything() -> None:
     assert seed.messages == rec.messages
     assert [w.id for w in seed.workflows] == ["wf-slack-0001"]
     assert [t.id for t in seed.data_tables] == ["tbl-contacts-01"]
+
+
+def test_unrestorable_artifacts_are_left_out_with_a_warning_and_names_made_unique() -> None:
+    tb = TraceBuilder()
+    tb.turn("build three")
+    tb.tool("build-workflow", {"workflow": workflow("short", "Tiny id")}, {"workflowId": "short"})
+    tb.tool("build-workflow", {"workflow": workflow("wf-dup-000001", "Same")}, {"workflowId": "wf-dup-000001"})
+    tb.tool("build-workflow", {"workflow": workflow("wf-dup-000002", "Same")}, {"workflowId": "wf-dup-000002"})
+    tb.tool("create-data-table", {}, {"table": {"id": "t1", "name": "Short id table", "columns": []}})
+    tb.turn("live")
+    rec = rebuild_thread(tb.runs)
+    assert [(w.id, w.name) for w in rec.workflows] == [("wf-dup-000001", "Same"), ("wf-dup-000002", "Same (2)")]
+    assert rec.data_tables == []
+    joined = " | ".join(rec.warnings)
+    assert "workflow short cannot be restored" in joined
+    assert "data table t1 cannot be restored" in joined
+    assert "' (n)' suffix" in joined
+    rec.to_inline_seed()  # validates under the case schema's inline-seed rules
+
+
+def test_more_prior_messages_than_the_restore_limit_drops_the_oldest_whole_turns() -> None:
+    tb = TraceBuilder()
+    first = tb.turn("turn 0", "answer 0")
+    for i in range(1, 502):
+        tb.turn(f"turn {i}", f"answer {i}")
+    rec = rebuild_thread(tb.runs)
+    assert len(rec.messages) == 1000
+    assert rec.messages[0]["role"] == "user"
+    assert rec.messages[0]["content"][0]["text"] == "turn 1"
+    assert all(not m["id"].startswith(first) for m in rec.messages)
+    assert any("oldest 1 turn(s)" in w for w in rec.warnings)
+    rec.to_inline_seed()
+
+
+def test_an_assistant_turn_with_nothing_said_still_has_a_content_block() -> None:
+    tb = TraceBuilder()
+    tb.turn("hello")
+    tb.turn("live")
+    rec = rebuild_thread(tb.runs)
+    assert rec.messages[1]["content"] == [{"type": "text", "text": ""}]
+    rec.to_inline_seed()

@@ -60,6 +60,10 @@ _TABLE_COLUMN_TYPES: dict[str, _ColumnType] = {
     "date": "date",
 }
 _ONE_MS = timedelta(milliseconds=1)
+# The restore endpoint's limits (n8n's, mirrored by threadcase.wire.RestoreThreadRequest).
+MAX_MESSAGES = 1000
+MAX_WORKFLOWS = 50
+MAX_TABLES = 20
 
 
 def _tool_key(name: str) -> str:
@@ -402,6 +406,7 @@ class _Artifacts:
         self.seen_tables: set[str] = set()
         self.code_only_builds = 0
         self.coerced_columns = 0
+        self.unrestorable: dict[str, str] = {}
 
     def apply(self, run: TraceRun) -> None:
         if run.error is not None:
@@ -421,6 +426,7 @@ class _Artifacts:
             wid = _str(inputs.get("workflowId")) or _str(inputs.get("id")) or _str(outputs.get("workflowId"))
             if wid:
                 self.workflows.pop(wid, None)
+                self.unrestorable.pop(f"workflow {wid}", None)
                 self.deleted.add(wid)
         elif tool in _WORKFLOW_INSPECT_TOOLS:
             self._note_seen_workflows(inputs, outputs)
@@ -452,14 +458,19 @@ class _Artifacts:
         name = _str(body.get("name")) or _str(inputs.get("name")) or (previous.name if previous else f"Workflow {wid}")
         raw_connections = body.get("connections")
         connections: dict[str, Any] = raw_connections if isinstance(raw_connections, dict) else {}
-        self.workflows[wid] = SeedWorkflow(
-            id=wid,
-            name=name,
-            nodes=[n for n in body["nodes"] if isinstance(n, dict)],
-            connections=connections,
-        )
         self.built.add(wid)
         self.deleted.discard(wid)
+        try:
+            self.workflows[wid] = SeedWorkflow(
+                id=wid,
+                name=name,
+                nodes=[n for n in body["nodes"] if isinstance(n, dict)],
+                connections=connections,
+            )
+        except ValidationError as exc:
+            # An older build would misrepresent what the agent left, so the workflow is dropped.
+            self.workflows.pop(wid, None)
+            self.unrestorable[f"workflow {wid}"] = _validation_reason(exc)
 
     def _note_seen_workflows(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         for value in (inputs.get("workflowId"), inputs.get("id")):
@@ -476,6 +487,7 @@ class _Artifacts:
             tid = _str(inputs.get("tableId")) or _str(inputs.get("dataTableId")) or _str(inputs.get("id"))
             if tid:
                 self.tables.pop(tid, None)
+                self.unrestorable.pop(f"data table {tid}", None)
             return
         listed = outputs.get("dataTables")
         if isinstance(listed, list):
@@ -490,16 +502,25 @@ class _Artifacts:
         if not tid or not name or not isinstance(raw_columns, list):
             return
         columns: list[Column] = []
+        names: set[str] = set()
         for col in raw_columns:
-            if not isinstance(col, dict) or not (col_name := _str(col.get("name"))):
+            if not isinstance(col, dict) or not (col_name := _str(col.get("name"))) or col_name in names:
                 continue
             col_type = _TABLE_COLUMN_TYPES.get(str(col.get("type")))
             if col_type is None:
                 self.coerced_columns += 1
                 col_type = "string"
-            columns.append(Column(name=col_name, type=col_type))
-        self.tables[tid] = SeedDataTable(id=tid, name=name, columns=columns)
+            try:
+                columns.append(Column(name=col_name, type=col_type))
+            except ValidationError:
+                continue  # a blank column name: nothing a table could be created with
+            names.add(col_name)
         self.created_tables.add(tid)
+        try:
+            self.tables[tid] = SeedDataTable(id=tid, name=name, columns=columns)
+        except ValidationError as exc:
+            self.tables.pop(tid, None)
+            self.unrestorable[f"data table {tid}"] = _validation_reason(exc)
 
     def warnings(self) -> list[str]:
         out: list[str] = []
@@ -510,6 +531,10 @@ class _Artifacts:
             )
         if self.coerced_columns:
             out.append(f"{self.coerced_columns} data-table column(s) had an unknown type; restored as string")
+        for what, reason in self.unrestorable.items():
+            if what.startswith("workflow ") and what[9:] in self.workflows:
+                continue
+            out.append(f"{what} cannot be restored ({reason}); left out")
         foreign_wf = sorted(self.seen_workflows - self.built - self.deleted)
         foreign_tables = sorted(self.seen_tables - self.created_tables)
         if foreign_wf or foreign_tables:
@@ -523,6 +548,12 @@ class _Artifacts:
                 "only agent-built artifacts are restored"
             )
         return out
+
+
+def _validation_reason(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])
 
 
 def _ids(ids: list[str]) -> str:
@@ -543,6 +574,43 @@ def _action(inputs: dict[str, Any]) -> str | None:
         if isinstance(value, str):
             return value.lower()
     return None
+
+
+def _fit_limits(
+    artifacts: _Artifacts, messages: list[dict[str, Any]], warnings: list[str]
+) -> tuple[list[SeedWorkflow], list[SeedDataTable]]:
+    """Make the result restorable as an inline seed: unique workflow names, and the restore limits
+    (the oldest messages and artifacts give way, with a warning). ``messages`` is trimmed in place."""
+    workflows = list(artifacts.workflows.values())
+    if len(workflows) > MAX_WORKFLOWS:
+        warnings.append(f"{len(workflows)} agent-built workflows; only the {MAX_WORKFLOWS} built last are restored")
+        workflows = workflows[-MAX_WORKFLOWS:]
+    seen: set[str] = set()
+    renamed = 0
+    for index, wf in enumerate(workflows):
+        name, n = wf.name, 1
+        while name in seen:
+            n += 1
+            name = f"{wf.name[: 255 - 6]} ({n})"
+        if name != wf.name:
+            renamed += 1
+            workflows[index] = wf.model_copy(update={"name": name})
+        seen.add(name)
+    if renamed:
+        warnings.append(f"{renamed} workflow(s) shared a name with another and got a ' (n)' suffix")
+    tables = list(artifacts.tables.values())
+    if len(tables) > MAX_TABLES:
+        warnings.append(f"{len(tables)} agent-created data tables; only the {MAX_TABLES} created last are restored")
+        tables = tables[-MAX_TABLES:]
+    if len(messages) > MAX_MESSAGES:
+        dropped = len(messages) - MAX_MESSAGES
+        dropped += dropped % 2  # whole turns: a user message and its answer
+        warnings.append(
+            f"{len(messages)} prior messages exceed the restore limit of {MAX_MESSAGES}; "
+            f"the oldest {dropped // 2} turn(s) are not restored"
+        )
+        del messages[:dropped]
+    return workflows, tables
 
 
 def rebuild_thread(
@@ -652,6 +720,8 @@ def rebuild_thread(
         if texts:
             content.append({"type": "text", "text": "\n\n".join(texts)})
         content.extend(_tool_call_block(t) for t in kept)
+        if not content:
+            content.append({"type": "text", "text": ""})  # a stored message needs at least one block
         messages.append(
             {
                 "id": f"{user.id}-assistant",
@@ -665,6 +735,7 @@ def rebuild_thread(
         warnings.append(f"{suspended} suspended human-in-the-loop tool run(s) dropped (their resumptions are kept)")
     warnings.extend(artifacts.warnings())
 
+    workflows, tables = _fit_limits(artifacts, messages, warnings)
     thread_id = next((t for r in roots.values() if isinstance(t := r.metadata.get("thread_id"), str)), None)
     return Reconstruction(
         thread_id=thread_id,
@@ -672,7 +743,7 @@ def rebuild_thread(
         live_message=live.inputs["message"],
         replayed_turns=live_index,
         messages=messages,
-        workflows=list(artifacts.workflows.values()),
-        data_tables=list(artifacts.tables.values()),
+        workflows=workflows,
+        data_tables=tables,
         warnings=warnings,
     )

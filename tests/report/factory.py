@@ -81,7 +81,7 @@ def record(slug: str = "case-a", iteration: int = 0) -> RunRecord:
                 )
             ]
         ),
-        proxy_stats={"answered": 1},
+        proxy_stats={"decision:answer_questions": 1},
         follow_ups_sent=1,
     )
 

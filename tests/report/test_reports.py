@@ -150,7 +150,7 @@ def test_console_lines_and_summary() -> None:
     assert case_line(result("a", 2), iterations=3).startswith("PASS       a#2")
     line = build_line(mixed[0])
     assert line.startswith("  build: 2 nodes, 1 turn, 2.0 s")
-    assert "answered" in line
+    assert "[proxy: decisions 1" in line
     lines = summary_lines(build_summary(mixed))
     assert lines[1] == (
         "units: 3 passed, 1 failed (1 against the builder), 1 not judged, 1 reviewed; 1 case-iterations errored"

@@ -13,7 +13,7 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from threadcase.harness.report.summary import RunSummary
 from threadcase.harness.verdicts import CaseResult
@@ -134,7 +134,7 @@ class ConsoleReporter:
         self.iterations = iterations
         self.counts = {"pass": 0, "fail": 0, "not_judged": 0, "errored": 0}
         self._progress: Progress | None = None
-        self._task: object = None
+        self._task: TaskID | None = None
         if progress and console.is_terminal:
             self._progress = Progress(
                 TextColumn("[bold]threadcase"),
@@ -162,6 +162,12 @@ class ConsoleReporter:
         if self._progress is not None:
             self._progress.stop()
 
+    def set_total(self, total: int) -> None:
+        """The planned number of case-iterations, once the suite is loaded."""
+        self.total = total
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, total=total)
+
     def case_done(self, result: CaseResult) -> None:
         """Print the case's lines and advance the bar."""
         self.counts[result.status] += 1
@@ -169,8 +175,8 @@ class ConsoleReporter:
         line = escape(case_line(result, iterations=self.iterations))
         self.console.print(f"[{style}]{line}[/{style}]", highlight=False, soft_wrap=True)
         self.console.print(escape(build_line(result)), style="dim", highlight=False, soft_wrap=True)
-        if self._progress is not None:
-            self._progress.update(self._task, advance=1, description=self._description())  # type: ignore[arg-type]
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, advance=1, description=self._description())
 
     def print_summary(self, summary: RunSummary) -> None:
         for line in summary_lines(summary):

@@ -1,0 +1,295 @@
+"""One case-iteration, end to end: isolate → thread → credentials → seed → converse → grade → clean up.
+
+The pipeline never raises for something that went wrong inside a case: an instance, seed, model or
+conversation failure becomes a :class:`CaseResult` with ``error`` (attribution ``framework_issue``,
+or ``timeout`` when the case's outer deadline fired), so the other cases keep running. Cancellation
+(Ctrl-C) is the one thing that propagates, after the cleanup ran.
+
+Cleanup always runs, shielded from cancellation and bounded in time: the seed's resources, every
+workflow / data table / agent the agent built in this thread (found in the record *and* in the
+thread's stored messages, so an interrupted conversation leaves nothing behind either), the declared
+credentials, and the thread itself. Nothing that existed before the run started is ever deleted.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from threadcase.credentials.seeder import CredentialSeeder
+from threadcase.harness.conversation import Budgets, converse
+from threadcase.harness.errors import RunError
+from threadcase.harness.grading import grade_case
+from threadcase.harness.instance import InstanceClient
+from threadcase.harness.lanes import Lane
+from threadcase.harness.loader import LoadedCase
+from threadcase.harness.models import ModelSettings
+from threadcase.harness.transcript import RunRecord, utc_now
+from threadcase.harness.verdicts import CaseResult, ErrorInfo, case_status
+from threadcase.seeds.inline import RestoredSeed, cleanup_created, restore_inline_seed, take_snapshot
+
+__all__ = ["LaneResources", "PipelineConfig", "WorkItem", "run_case", "sweep_ids"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One case-iteration to run."""
+
+    case: LoadedCase
+    iteration: int
+
+    @property
+    def key(self) -> str:
+        return self.case.slug
+
+
+@dataclass
+class LaneResources:
+    """What the runner keeps per lane: the logged-in client, the project, and pre-run ids."""
+
+    client: InstanceClient
+    project_id: str
+    preexisting: set[str] = field(default_factory=set)
+    """Ids of workflows, data tables and credentials that existed before the run: never deleted."""
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Run-wide settings the pipeline needs (a slice of ``RunSettings``)."""
+
+    run_id: str
+    models: ModelSettings
+    budgets: Budgets
+    keep_artifacts: bool = False
+    replay_dir: Path | None = None
+    cleanup_seconds: float = 30.0
+    case_deadline_seconds: float | None = None
+    """Outer bound on one case-iteration (conversation budgets sit inside it); None = derived."""
+    headers: dict[str, str] | None = None
+
+
+def _deadline(config: PipelineConfig, item: WorkItem) -> float:
+    if config.case_deadline_seconds is not None:
+        return config.case_deadline_seconds
+    # The conversation enforces its own budgets; this only catches a hang outside them (seed,
+    # grading, a stuck call) so one case can never hold the run forever.
+    factor = config.budgets.complex_factor if item.case.case.complexity == "complex" else 1.0
+    return config.budgets.turn_seconds * factor * (config.budgets.conversation_turns + 1) + 600.0
+
+
+def _error_info(exc: BaseException) -> ErrorInfo:
+    attribution = getattr(exc, "attribution", "framework_issue")
+    if attribution not in ("builder_issue", "mock_issue", "framework_issue", "verification_gap", "timeout"):
+        attribution = "framework_issue"
+    message = str(exc).strip() or type(exc).__name__
+    return ErrorInfo(type=type(exc).__name__, message=message[:2000], attribution=attribution)
+
+
+async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseResult:
+    """Run one case-iteration on ``lane`` and grade it; every failure inside becomes the result."""
+    resources: LaneResources = lane.state["resources"]
+    client = resources.client
+    loaded = item.case
+    case = loaded.case
+    started = utc_now()
+    clock = time.perf_counter()
+    thread_id = str(uuid.uuid4())
+    run_suffix = uuid.uuid4().hex[:8]
+    record = RunRecord(
+        case_slug=loaded.slug,
+        iteration=item.iteration,
+        thread_id=thread_id,
+        base_url=lane.base_url,
+        mode=case.mode,
+    )
+    credentials = CredentialSeeder(client)
+    seed: RestoredSeed | None = None
+    thread_created = False
+    verdicts: list[Any] = []
+    premises: list[Any] = []
+    judge: dict[str, Any] = {}
+    error: ErrorInfo | None = None
+    try:
+        with anyio.fail_after(_deadline(config, item)):
+            source_context: dict[str, Any] = {"evalCase": loaded.slug, "evalIteration": item.iteration}
+            await client.create_thread(thread_id, resources.project_id, source_context=source_context)
+            thread_created = True
+            await credentials.seed(thread_id, list(case.credentials))
+            live_opening: str | None = None
+            if case.seed is not None:
+                snapshot = await take_snapshot(client, resources.project_id)
+                if case.seed.mode == "inline":
+                    seed = await restore_inline_seed(
+                        client,
+                        case.seed,
+                        thread_id=thread_id,
+                        project_id=resources.project_id,
+                        run_suffix=run_suffix,
+                        snapshot=snapshot,
+                    )
+                else:
+                    from threadcase.seeds.replay import restore_replay_seed
+
+                    seed, live_opening = await restore_replay_seed(
+                        client,
+                        case.seed,
+                        thread_id=thread_id,
+                        project_id=resources.project_id,
+                        run_suffix=run_suffix,
+                        snapshot=snapshot,
+                        replay_dir=config.replay_dir,
+                    )
+                record.seed = seed.outcome
+            record = await converse(
+                case,
+                client=client,
+                thread_id=thread_id,
+                project_id=resources.project_id,
+                seed=seed,
+                live_opening=live_opening,
+                credentials=credentials,
+                models=config.models,
+                budgets=config.budgets,
+                record=record,
+                headers=config.headers,
+            )
+            record.finished_at = record.finished_at or utc_now()
+            grading = await grade_case(case, record, client=client, models=config.models)
+            verdicts, premises, judge = list(grading.verdicts), list(grading.premises), dict(grading.judge)
+    except TimeoutError:
+        error = ErrorInfo(
+            type="CaseTimeout",
+            message=f"case-iteration exceeded its outer deadline of {_deadline(config, item):.0f} s",
+            attribution="timeout",
+        )
+    except RunError as exc:
+        error = _error_info(exc)
+    except anyio.get_cancelled_exc_class():
+        await _cleanup(client, resources, config, record, seed, credentials, thread_created)
+        raise
+    except Exception as exc:  # a bug or an unexpected answer in one case must not stop the others
+        logger.exception("unexpected failure in case %s iteration %d", loaded.slug, item.iteration)
+        error = _error_info(exc)
+    await _cleanup(client, resources, config, record, seed, credentials, thread_created)
+    finished = utc_now()
+    return CaseResult(
+        run_id=config.run_id,
+        case_slug=loaded.slug,
+        case_file=str(loaded.path),
+        iteration=item.iteration,
+        lane=lane.base_url,
+        started_at=started,
+        finished_at=finished,
+        seconds=round(time.perf_counter() - clock, 3),
+        status=case_status(verdicts, error),
+        verdicts=verdicts,
+        premises=premises,
+        record=record,
+        error=error,
+        judge={k: v for k, v in judge.items() if v is None or isinstance(v, str | int | float)},
+    )
+
+
+_ID_KEYS = {
+    "workflowId": "workflow",
+    "dataTableId": "table",
+    "tableId": "table",
+    "agentId": "agent",
+}
+
+
+def sweep_ids(values: Iterable[Any]) -> dict[str, set[str]]:
+    """Every workflow / data table / agent id named anywhere in nested JSON-like values.
+
+    Tool results and stored messages name what the agent created (``workflowId``, ``dataTableId``,
+    ``agentId``); collecting them from everything we have is what lets an interrupted conversation
+    be cleaned up as completely as a finished one.
+    """
+    found: dict[str, set[str]] = {"workflow": set(), "table": set(), "agent": set()}
+    stack: list[Any] = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                kind = _ID_KEYS.get(key)
+                if kind is not None and isinstance(inner, str) and inner:
+                    found[kind].add(inner)
+                elif isinstance(inner, dict | list):
+                    stack.append(inner)
+        elif isinstance(value, list):
+            stack.extend(value)
+    return found
+
+
+async def _cleanup(
+    client: InstanceClient,
+    resources: LaneResources,
+    config: PipelineConfig,
+    record: RunRecord,
+    seed: RestoredSeed | None,
+    credentials: CredentialSeeder,
+    thread_created: bool,
+) -> None:
+    # Shielded so Ctrl-C cannot interrupt it half way; bounded so a dead instance cannot hang the exit.
+    with anyio.CancelScope(shield=True), anyio.move_on_after(config.cleanup_seconds) as scope:
+        try:
+            await credentials.cleanup()
+        except Exception as exc:
+            record.warnings.append(f"cleanup: credentials: {exc}")
+        if config.keep_artifacts:
+            return
+        if seed is not None:
+            try:
+                await cleanup_created(client, seed.created)
+            except Exception as exc:
+                record.warnings.append(f"cleanup: seed: {exc}")
+        found = sweep_ids([t.model_dump(mode="json") for t in record.turns])
+        if thread_created:
+            try:
+                messages = await client.thread_messages(record.thread_id)
+                more = sweep_ids([m.model_dump(mode="json") for m in messages])
+                for kind, ids in more.items():
+                    found[kind] |= ids
+            except Exception as exc:
+                record.warnings.append(f"cleanup: could not read thread messages: {exc}")
+        found["workflow"] |= {w.id for w in record.artifacts.workflows}
+        found["agent"] |= {a.id for a in record.artifacts.agents}
+        found["table"] |= {str(t["id"]) for t in record.artifacts.data_tables if t.get("id")}
+        await _delete_all(client, resources, record, found)
+        if thread_created:
+            try:
+                await client.delete_thread(record.thread_id)
+            except Exception as exc:
+                record.warnings.append(f"cleanup: thread: {exc}")
+    if scope.cancelled_caught:
+        record.warnings.append(f"cleanup: gave up after {config.cleanup_seconds:.0f} s; leftovers possible")
+
+
+async def _delete_all(
+    client: InstanceClient, resources: LaneResources, record: RunRecord, found: dict[str, set[str]]
+) -> None:
+    keep = resources.preexisting
+    for workflow_id in sorted(found["workflow"] - keep):
+        try:
+            await client.delete_workflow(workflow_id)
+        except Exception as exc:
+            record.warnings.append(f"cleanup: workflow {workflow_id}: {exc}")
+    for table_id in sorted(found["table"] - keep):
+        try:
+            await client.delete_data_table(resources.project_id, table_id)
+        except Exception as exc:
+            record.warnings.append(f"cleanup: data table {table_id}: {exc}")
+    for agent_id in sorted(found["agent"] - keep):
+        try:
+            await client.delete_agent(resources.project_id, agent_id)
+        except Exception as exc:
+            record.warnings.append(f"cleanup: agent {agent_id}: {exc}")

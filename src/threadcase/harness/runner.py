@@ -1,0 +1,290 @@
+"""Run a suite: cases × iterations fanned out over lanes, journaled as they finish, reported at the end.
+
+:func:`run_suite` is the Python API behind ``threadcase run`` (each CLI flag is one keyword of
+:class:`RunSettings`). With no base URL it starts the embedded demo instance in-process on a free
+port with a temporary database and stops it at the end.
+
+Interruption (SIGINT / SIGTERM, or the caller cancelling): no new case starts, running ones are
+cancelled, each cleans up after itself (shielded, bounded), and the reports are written from what
+finished. The journal already holds every finished case-iteration by then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+import anyio
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+from threadcase._util.fanout import fan_out
+from threadcase.harness.errors import ConfigError, InstanceError
+from threadcase.harness.lanes import Lane, LanePool
+from threadcase.harness.models import ModelSettings
+from threadcase.harness.report import JOURNAL_NAME, JournalWriter, RunSummary, build_summary, write_reports
+from threadcase.harness.verdicts import CaseResult
+
+__all__ = ["KNOWN_MISBEHAVIOURS", "RunSettings", "RunSummary", "default_output_dir", "execute", "run_suite"]
+
+KNOWN_MISBEHAVIOURS = frozenset(
+    {
+        "caves-under-pressure",
+        "reasks-answered",
+        "drops-change",
+        "rebuilds-instead-of-edit",
+        "ignores-declined",
+        "forgets-after-compaction",
+        "claims-done-without-credentials",
+    }
+)
+
+
+def default_output_dir(now: datetime | None = None) -> Path:
+    """``./threadcase-results/<UTC timestamp>/`` (sortable, colon-free so it works everywhere)."""
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    return Path("threadcase-results") / moment.strftime("%Y%m%dT%H%M%SZ")
+
+
+class RunSettings(BaseModel):
+    """Everything ``threadcase run`` takes; each field is one flag with a ``THREADCASE_*`` env twin."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suite: Path | None = None
+    """Case directory or file; None = the default suite (``THREADCASE_SUITE`` or ``cases/golden``)."""
+    filter: str | None = None
+    """Comma-separated slug substrings (OR)."""
+    exclude: str | None = None
+    """Comma-separated slug substrings to leave out (applied after ``filter``)."""
+    tier: str | None = None
+    """Only cases whose ``datasets`` contain this value."""
+    tag: str | None = None
+    """Only cases carrying this tag."""
+    base_urls: list[str] = Field(default_factory=list)
+    """Instances to drive, one lane each; empty = start the embedded demo instance."""
+    email: str | None = None
+    """Login of the instance; None = the demo instance's owner."""
+    password: SecretStr | None = None
+    iterations: int = Field(default=1, ge=1, le=1000)
+    concurrency: int = Field(default=8, ge=1, le=1000)
+    """Case-iterations running at once, across all lanes."""
+    lane_cap: int | None = Field(default=None, ge=1)
+    """Builds running at once on one lane; None = ``concurrency``."""
+    timeout_seconds: float = Field(default=900.0, gt=0)
+    """Budget of one user turn (``complex`` cases get 1.5×)."""
+    output_dir: Path | None = None
+    """Where the journal and reports go; None = ``./threadcase-results/<UTC timestamp>/``."""
+    keep_artifacts: bool = False
+    """Keep the workflows, tables, agents and threads a case created (credentials are always deleted)."""
+    demo_misbehave: list[str] = Field(default_factory=list)
+    """Misbehaviours of the embedded demo instance (only without a base URL)."""
+    demo_faults: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Fault rate of the embedded demo instance (only without a base URL)."""
+    demo_latency_ms: int = Field(default=0, ge=0)
+    """Per agent-step latency of the embedded demo instance (only without a base URL)."""
+    models: ModelSettings = Field(default_factory=ModelSettings)
+    replay_dir: Path | None = None
+    """Exported traces (``<threadId>.json``) to replay from instead of LangSmith."""
+    inactivity_seconds: float | None = Field(default=None, gt=0)
+    """No event for this long cancels a run as stalled; None = the conversation's default."""
+    cleanup_seconds: float = Field(default=30.0, gt=0)
+
+    @field_validator("base_urls")
+    @classmethod
+    def _urls(cls, value: list[str]) -> list[str]:
+        urls = [v.strip().rstrip("/") for v in value if v.strip()]
+        for url in urls:
+            if not url.startswith(("http://", "https://")):
+                raise ValueError(f"base URL {url!r} must start with http:// or https://")
+        return urls
+
+    @field_validator("demo_misbehave")
+    @classmethod
+    def _misbehave(cls, value: list[str]) -> list[str]:
+        names = [v.strip() for v in value if v.strip()]
+        unknown = [n for n in names if n not in KNOWN_MISBEHAVIOURS]
+        if unknown:
+            raise ValueError(
+                f"unknown demo misbehaviour {unknown[0]!r}; known: {', '.join(sorted(KNOWN_MISBEHAVIOURS))}"
+            )
+        return names
+
+
+T = TypeVar("T")
+
+
+async def execute(
+    items: Sequence[T],
+    pool: LanePool,
+    worker: Callable[[T, Lane], Awaitable[CaseResult]],
+    *,
+    key: Callable[[T], str],
+    on_result: Callable[[CaseResult], None] | None = None,
+    handle_signals: bool = True,
+) -> tuple[list[CaseResult], bool]:
+    """Run ``items`` through ``worker`` on the pool's lanes; returns (finished results, interrupted).
+
+    ``on_result`` sees each result the moment it exists (the journal appends there). SIGINT/SIGTERM,
+    when ``handle_signals`` and we are on the main thread, stop the run: nothing new starts, running
+    workers are cancelled (their cleanup is theirs, shielded).
+    """
+    finished: list[CaseResult] = []
+    interrupted = False
+
+    async def one(item: T) -> None:
+        async with pool.lease(key(item)) as lane:
+            result = await worker(item, lane)
+        finished.append(result)
+        if on_result is not None:
+            on_result(result)
+
+    async with anyio.create_task_group() as outer:
+        with anyio.CancelScope() as work_scope:
+            if handle_signals and threading.current_thread() is threading.main_thread():
+
+                async def watch() -> None:
+                    nonlocal interrupted
+                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                        async for _ in signals:
+                            interrupted = True
+                            work_scope.cancel()
+                            return
+
+                outer.start_soon(watch)
+            # The pool, not the fan-out limiter, bounds concurrency: a case waiting for its lane must
+            # not hold a slot another case could use.
+            await fan_out(items, one, limit=max(1, len(items)))
+        outer.cancel_scope.cancel()
+    if work_scope.cancelled_caught and not interrupted:
+        interrupted = True
+    return finished, interrupted
+
+
+@contextlib.asynccontextmanager
+async def _instances(settings: RunSettings) -> AsyncIterator[tuple[list[str], str, str]]:
+    """Yield (base URLs, email, password): the given lanes, or an embedded demo instance."""
+    if settings.base_urls:
+        if not settings.email or settings.password is None:
+            raise ConfigError(
+                "--email and --password (THREADCASE_EMAIL / THREADCASE_PASSWORD) are required with --base-url"
+            )
+        yield settings.base_urls, settings.email, settings.password.get_secret_value()
+        return
+    from threadcase.demo_instance import DemoSettings, demo_server
+
+    demo = DemoSettings(
+        misbehave=frozenset(settings.demo_misbehave),
+        faults=settings.demo_faults,
+        latency_ms=settings.demo_latency_ms,
+    )
+    email = settings.email or demo.email
+    password = settings.password.get_secret_value() if settings.password else demo.password.get_secret_value()
+    if settings.email or settings.password:
+        demo = demo.model_copy(update={"email": email, "password": SecretStr(password)})
+    async with demo_server(demo) as url:
+        yield [url], email, password
+
+
+async def run_suite(
+    settings: RunSettings,
+    *,
+    on_result: Callable[[CaseResult], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> RunSummary:
+    """Run the selected cases × iterations and write the journal and reports; returns the summary.
+
+    Raises ``UsageError`` (bad suite, flag or case file: exit 2) before anything slow happens, and
+    ``InstanceError`` when no lane is reachable (exit 3). Everything that fails inside a case is a
+    recorded result. ``on_start`` gets the planned number of case-iterations once the suite is loaded;
+    ``on_result`` each result as it is journaled.
+    """
+    from threadcase.harness.conversation import Budgets
+    from threadcase.harness.instance import InstanceClient
+    from threadcase.harness.loader import default_suite_path, load_suite, select_cases
+    from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
+
+    suite = settings.suite or default_suite_path()
+    if not suite.exists():
+        raise ConfigError(f"suite {str(suite)!r} does not exist; pass --suite DIR (or THREADCASE_SUITE)")
+    cases = select_cases(
+        load_suite([suite]), filter=settings.filter, exclude=settings.exclude, tier=settings.tier, tag=settings.tag
+    )
+    if not cases:
+        raise ConfigError(
+            f"no case in {str(suite)!r} matches the selection (filter={settings.filter!r}, "
+            f"exclude={settings.exclude!r}, tier={settings.tier!r}, tag={settings.tag!r})"
+        )
+    output_dir = settings.output_dir or default_output_dir()
+    run_id = uuid.uuid4().hex[:12]
+    # Iteration-major order: every case's first iteration before any second, so an interrupted run
+    # has breadth, and iterations of one case rarely wait on each other's lane.
+    items = [WorkItem(case=c, iteration=i) for i in range(settings.iterations) for c in cases]
+    if on_start is not None:
+        on_start(len(items))
+    budget_overrides: dict[str, float] = {"turn_seconds": settings.timeout_seconds}
+    if settings.inactivity_seconds is not None:
+        budget_overrides["inactivity_seconds"] = settings.inactivity_seconds
+    config = PipelineConfig(
+        run_id=run_id,
+        models=settings.models,
+        budgets=Budgets(**budget_overrides),
+        keep_artifacts=settings.keep_artifacts,
+        replay_dir=settings.replay_dir,
+        cleanup_seconds=settings.cleanup_seconds,
+    )
+    results: list[CaseResult] = []
+    interrupted = False
+    base_urls: list[str] = []
+    async with _instances(settings) as (urls, email, password), contextlib.AsyncExitStack() as stack:
+        base_urls = urls
+        lanes: list[Lane] = []
+        for url in urls:
+            client = InstanceClient(url, email=email, password=password)
+            if not await client.health():
+                raise InstanceError(
+                    f"instance not ready at {url} (GET /healthz/readiness): start it or fix --base-url",
+                    method="GET",
+                    path="/healthz/readiness",
+                )
+            try:
+                await stack.enter_async_context(client)
+            except InstanceError as exc:
+                if exc.status in (401, 403):
+                    raise ConfigError(f"login to {url} refused for {email!r}: check --email / --password") from None
+                raise
+            project = await client.personal_project()
+            preexisting = {w.id for w in await client.list_workflows()}
+            preexisting |= {c.id for c in await client.list_credentials()}
+            preexisting |= {str(t.get("id")) for t in await client.list_data_tables(project.id)}
+            lane = Lane(url, cap=settings.lane_cap or settings.concurrency)
+            lane.state["resources"] = LaneResources(client=client, project_id=project.id, preexisting=preexisting)
+            lanes.append(lane)
+        pool = LanePool(lanes, concurrency=settings.concurrency)
+        with JournalWriter(output_dir / JOURNAL_NAME) as journal:
+
+            def record(result: CaseResult) -> None:
+                journal.append(result)
+                if on_result is not None:
+                    on_result(result)
+
+            async def worker(item: WorkItem, lane: Lane) -> CaseResult:
+                return await run_case(item, lane, config)
+
+            results, interrupted = await execute(items, pool, worker, key=lambda item: item.key, on_result=record)
+    summary = build_summary(
+        results,
+        run_id=run_id,
+        suite=str(suite),
+        base_urls=[] if not settings.base_urls else base_urls,
+        output_dir=str(output_dir),
+        interrupted=interrupted,
+        planned=len(items),
+    )
+    write_reports(results, summary, output_dir)
+    return summary

@@ -1,1 +1,40 @@
-"""user_proxy."""
+"""The simulated user: director notes, deterministic answers, scripted and model decisions.
+
+:func:`make_proxy` picks the proxy for a case: the model proxy when ``ModelSettings.proxy_model`` is
+set, else the scripted proxy (deterministic, documented as weaker).
+"""
+
+from __future__ import annotations
+
+from threadcase.harness.models import ModelSettings
+from threadcase.user_proxy.base import ConversationView, ProxyAnswer, SavedWorkflow, UserProxy
+from threadcase.user_proxy.director import Script, split_notes, strip_notes
+from threadcase.user_proxy.model import ModelProxy
+from threadcase.user_proxy.scripted import ScriptedProxy
+from threadcase.user_proxy.stats import ProxyStats, format_proxy_stats
+
+__all__ = [
+    "ConversationView",
+    "ModelProxy",
+    "ProxyAnswer",
+    "ProxyStats",
+    "SavedWorkflow",
+    "Script",
+    "ScriptedProxy",
+    "UserProxy",
+    "format_proxy_stats",
+    "make_proxy",
+    "split_notes",
+    "strip_notes",
+]
+
+
+def make_proxy(script: Script, models: ModelSettings, *, stats: ProxyStats | None = None) -> ScriptedProxy:
+    """The simulated user for one run: model-driven when a proxy model is configured, else scripted.
+
+    The model proxy holds an SDK client: close it with ``await proxy.aclose()`` (a no-op for the
+    scripted one) when the conversation ends.
+    """
+    if models.proxy_enabled:
+        return ModelProxy(script, models, stats)
+    return ScriptedProxy(script, stats)

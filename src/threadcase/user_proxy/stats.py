@@ -1,0 +1,72 @@
+"""Per-run statistics of the simulated user, and their one-segment rendering ``[proxy: ...]``.
+
+The counters are plain ``str -> int`` (that is what ``RunRecord.proxy_stats`` stores). Keys:
+
+- ``decision:<action>`` — a decision by the proxy (model or script), by menu action;
+- ``model:<action>`` — of those, decided by the model;
+- ``deterministic`` and ``deterministic:<rule>`` — answered by a short-circuit rule, no decision;
+- ``auto-approve`` — answered by single-prompt auto-approval;
+- ``repeat`` — a repeated request id answered from the cache;
+- ``fallback-no-decision`` / ``fallback-unencoded`` / ``fallback-leak`` — the model gave nothing,
+  something that did not fit the widget, or a message quoting a director note; scripted behaviour
+  was used instead;
+- ``dismissal`` — a widget answered empty (no answers, a setup card applied with nothing);
+- ``rejection`` — a plan or approval rejected;
+- ``credential-created`` — a credential created mid-run for a card the user engaged;
+- ``credential-test-bypassed`` — credentials on the thread's bypass list (seeded working ones plus
+  those created mid-run as working).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+__all__ = ["ProxyStats", "format_proxy_stats"]
+
+
+class ProxyStats(Counter[str]):
+    """A counter with the few increments the proxy makes, named."""
+
+    def decision(self, action: str, *, by_model: bool) -> None:
+        self[f"decision:{action}"] += 1
+        if by_model:
+            self[f"model:{action}"] += 1
+
+    def deterministic(self, rule: str) -> None:
+        self["deterministic"] += 1
+        self[f"deterministic:{rule}"] += 1
+
+    def outcome(self, outcome: str) -> None:
+        if outcome in ("dismissed", "skipped"):
+            self["dismissal"] += 1
+        elif outcome == "rejected":
+            self["rejection"] += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {k: int(v) for k, v in sorted(self.items()) if v}
+
+
+def format_proxy_stats(stats: dict[str, int]) -> str:
+    """One segment for a build line, e.g.
+    ``[proxy: decisions 3 (answer_questions 2, approve_or_reject 1; model 2), deterministic 1, repeats 0,
+    fallbacks 0, dismissals 0, rejections 1, credential tests bypassed 1]``.
+    """
+    decisions = {k.split(":", 1)[1]: v for k, v in stats.items() if k.startswith("decision:") and v}
+    model = sum(v for k, v in stats.items() if k.startswith("model:"))
+    fallbacks = sum(v for k, v in stats.items() if k.startswith("fallback-"))
+    detail = ", ".join(f"{k} {v}" for k, v in sorted(decisions.items()))
+    head = f"decisions {sum(decisions.values())}"
+    if detail:
+        head += f" ({detail}; model {model})"
+    parts = [
+        head,
+        f"deterministic {stats.get('deterministic', 0)}",
+        f"repeats {stats.get('repeat', 0)}",
+        f"fallbacks {fallbacks}",
+        f"dismissals {stats.get('dismissal', 0)}",
+        f"rejections {stats.get('rejection', 0)}",
+        f"credential tests bypassed {stats.get('credential-test-bypassed', 0)}",
+    ]
+    if stats.get("auto-approve"):
+        parts.insert(1, f"auto-approved {stats['auto-approve']}")
+    return f"[proxy: {', '.join(parts)}]"

@@ -1,0 +1,99 @@
+"""Director notes: parsing, delivery tracking, pending direction, and note interpretation."""
+
+from __future__ import annotations
+
+import pytest
+
+from threadcase.user_proxy.director import Script, credential_direction, split_items, split_notes, strip_notes
+
+
+def test_split_notes_removes_every_note_and_keeps_spoken_text() -> None:
+    spoken, notes = split_notes("Post it to Slack [decline if asked for the channel] every morning.")
+    assert spoken == "Post it to Slack every morning."
+    assert notes == ["decline if asked for the channel"]
+
+
+def test_nested_brackets_are_one_note_and_links_are_spoken() -> None:
+    spoken, notes = split_notes("See [the docs](https://x.dev) [say [nothing] yet]")
+    assert spoken == "See [the docs](https://x.dev)"
+    assert notes == ["say [nothing] yet"]
+
+
+def test_note_only_turn_speaks_nothing() -> None:
+    assert strip_notes("[When the credential card appears, set it up]") == ""
+
+
+def test_split_items_inline_and_lines() -> None:
+    assert split_items("Changes: 1. use #ops 2. add a filter 3. rename it to X") == [
+        "use #ops",
+        "add a filter",
+        "rename it to X",
+    ]
+    assert split_items("- a\n- b") == ["a", "b"]
+    assert split_items("no list here, just 1. thing") == []
+
+
+def _script(*texts: str) -> Script:
+    return Script.from_texts([("user", t) for t in texts])
+
+
+def test_pending_direction_tracks_unsent_turns() -> None:
+    script = _script("Build it", "Make it daily", "[push back on any plan without retries]")
+    assert script.pending_direction
+    assert script.next_scripted_message() == ("Make it daily", script.turns[1])
+    # The note-only turn is delivered silently; nothing more to say.
+    assert script.next_scripted_message() is None
+    assert not script.pending_direction
+
+
+def test_opener_notes_are_standing_directions() -> None:
+    assert _script("Build it [decline the channel]").pending_direction
+    assert not _script("Build it").pending_direction
+
+
+def test_one_at_a_time_list_is_sent_item_by_item() -> None:
+    script = _script("Build it", "Please: 1. use #ops 2. add a filter 3. rename it to Y [one at a time]")
+    sent = []
+    while (nxt := script.next_scripted_message()) is not None:
+        sent.append(nxt[0])
+    assert sent == ["use #ops", "add a filter", "rename it to Y"]
+
+
+def test_consume_remaining_delivers_everything() -> None:
+    script = _script("Build it", "Use #ops", "Send to bob@x.dev")
+    assert script.consume_remaining() == ["Use #ops", "Send to bob@x.dev"]
+    assert not script.has_more
+
+
+@pytest.mark.parametrize(
+    ("note", "question", "declined"),
+    [
+        ("If asked for the Slack channel, decline to say", "Which Slack channel should I post to?", True),
+        ("If asked for the Slack channel, decline to say", "Who should receive the email?", False),
+        ("refuse to answer any question", "Which channel?", True),
+        ("Don't give the recipient address", "What is the recipient's email address?", True),
+    ],
+)
+def test_declines(note: str, question: str, declined: bool) -> None:
+    assert _script(f"Build it [{note}]").declines(question) is declined
+
+
+def test_credential_directions() -> None:
+    engage = credential_direction("When the Slack credential card appears, set it up manually")
+    assert engage is not None
+    assert engage.engage
+    assert engage.working
+    assert engage.applies_to("slackApi")
+    assert not engage.applies_to("notionApi")
+    named = credential_direction("Connect Slack using the credential named 'Ops Slack'")
+    assert named is not None
+    assert named.engage
+    assert named.names == ("Ops Slack",)
+    broken = credential_direction("Set up the GitHub credential, but it should not authenticate")
+    assert broken is not None
+    assert broken.engage
+    assert not broken.working
+    defer = credential_direction("Skip the credential setup for now, set it up later")
+    assert defer is not None
+    assert not defer.engage
+    assert credential_direction("decline the channel") is None

@@ -12,7 +12,6 @@ raised before the live turn.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterator
 from typing import Any
@@ -154,13 +153,6 @@ def _review(record: RunRecord, criteria: list[str]) -> Iterator[UnitVerdict]:
 # --- transcript rules -------------------------------------------------------------------------
 
 
-def _compile(rule: schema.TranscriptRule, which: str) -> re.Pattern[str]:
-    compiled = getattr(rule, f"{which}_pattern", None)
-    if isinstance(compiled, re.Pattern):  # the schema's load-time compiled pattern, when it offers one
-        return compiled
-    return re.compile(getattr(rule, which))
-
-
 def evaluate_rule(rule: schema.TranscriptRule, turns: list[Turn]) -> tuple[int | None, list[int]]:
     """Walk ``turns`` with the rule's one bit of state; returns (violating turn index or None, risk turns).
 
@@ -168,7 +160,7 @@ def evaluate_rule(rule: schema.TranscriptRule, turns: list[Turn]) -> tuple[int |
     turn matching ``violation`` while the bit is set is the violation. Graded on the sequence: the same
     agent sentence with no unresolved risk before it is nothing at all.
     """
-    risk, clear, violation = _compile(rule, "risk"), _compile(rule, "clear"), _compile(rule, "violation")
+    risk, clear, violation = rule.risk_pattern, rule.clear_pattern, rule.violation_pattern  # compiled at load
     at_risk = False
     risk_turns: list[int] = []
     for turn in turns:
@@ -191,10 +183,7 @@ def _transcript_rule(record: RunRecord, rule: schema.TranscriptRule) -> UnitVerd
         f"transcript rule {rule.name!r}: after a user turn matching /{rule.risk}/, "
         f"no agent turn matches /{rule.violation}/ before one matches /{rule.clear}/"
     )
-    try:
-        violated, risks = evaluate_rule(rule, record.turns)
-    except re.error as exc:
-        return _not_judged(unit, label, f"rule {rule.name!r} has an invalid regex: {exc}", "framework_issue")
+    violated, risks = evaluate_rule(rule, record.turns)
     if violated is not None:
         turn = next(t for t in record.turns if t.index == violated)
         reason = f"turn {violated} says {_quote(turn.text)} while the risk raised at turn {risks[-1]} was never cleared"

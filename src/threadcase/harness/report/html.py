@@ -26,6 +26,7 @@ _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 header{background:#1d2330;color:#fff;padding:16px 24px}
 header h1{margin:0 0 6px;font-size:20px}
+header .meta{color:#c9ced8}
 .counts span{margin-right:14px}
 main{padding:16px 24px;max-width:1200px}
 .filters button{margin:0 6px 12px 0;padding:4px 10px;border:1px solid #99a;border-radius:4px;
@@ -173,7 +174,9 @@ def _render_case(result: CaseResult, anchor: str) -> str:
             out.append(f'<p class="error">seed not restored: {_e(record.seed.error or "")}</p>')
         for warning in record.warnings:
             out.append(f'<p class="meta">warning: {_e(warning)}</p>')
-        out.append("<details open><summary>transcript</summary>")
+        # Passing cases fold their transcript: the page opens on what needs a person's attention.
+        opened = " open" if result.status != "pass" else ""
+        out.append(f"<details{opened}><summary>transcript</summary>")
         out.extend(_render_turn(record, turn) for turn in record.turns)
         out.append("</details>")
         if record.artifacts.workflows:

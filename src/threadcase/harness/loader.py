@@ -30,6 +30,7 @@ __all__ = [
     "default_suite_path",
     "load_case_file",
     "load_suite",
+    "parse_case",
     "problems_from_validation_error",
     "select_cases",
 ]
@@ -169,15 +170,26 @@ def _load(path: Path) -> tuple[LoadedCase | None, list[CaseProblem]]:
     except json.JSONDecodeError as exc:
         message = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         return None, [CaseProblem(file, "", message, case=slug, line=exc.lineno, column=exc.colno)]
+    try:
+        case = parse_case(data, file=file, slug=slug)
+    except CaseSchemaError as exc:
+        return None, exc.problems
+    return LoadedCase(slug=slug, path=path, case=case), []
+
+
+def parse_case(data: Any, *, file: str = "<case>", slug: str | None = None) -> Case:
+    """Validate an already-parsed case document (camelCase keys, as in a file); raises :class:`CaseSchemaError`.
+
+    ``file`` and ``slug`` only label the problems.
+    """
     if not isinstance(data, dict):
         kind = _json_kind(data)
-        return None, [CaseProblem(file, "", f"a case file holds one JSON object, not {kind}", case=slug)]
+        raise CaseSchemaError([CaseProblem(file, "", f"a case file holds one JSON object, not {kind}", case=slug)])
     try:
         # Aliases only: a file speaks n8n's camelCase; a snake_case key is as unknown as a typo.
-        case = Case.model_validate(data, by_alias=True, by_name=False)
+        return Case.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        return None, problems_from_validation_error(exc, file=file, case=slug)
-    return LoadedCase(slug=slug, path=path, case=case), []
+        raise CaseSchemaError(problems_from_validation_error(exc, file=file, case=slug)) from None
 
 
 # --- pydantic errors -> one line each ---------------------------------------------------------------

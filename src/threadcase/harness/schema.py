@@ -493,6 +493,21 @@ class TranscriptRule(_Strict):
             self._compiled = CompiledRule(re.compile(self.risk), re.compile(self.clear), re.compile(self.violation))
         return self._compiled
 
+    @property
+    def risk_pattern(self) -> re.Pattern[str]:
+        """``risk``, compiled."""
+        return self.compiled().risk
+
+    @property
+    def clear_pattern(self) -> re.Pattern[str]:
+        """``clear``, compiled."""
+        return self.compiled().clear
+
+    @property
+    def violation_pattern(self) -> re.Pattern[str]:
+        """``violation``, compiled."""
+        return self.compiled().violation
+
     @model_validator(mode="after")
     def _compile(self) -> TranscriptRule:
         self.compiled()
@@ -560,20 +575,20 @@ class Checks(_Strict):
         return value
 
     def unit_keys(self) -> list[str]:
-        """One stable key per graded unit, in file order (``mustContain[0]``, ``transcriptRules.<name>``, ...)."""
-        keys = [f"mustContain[{i}]" for i in range(len(self.must_contain))]
-        keys += [f"mustNotContain[{i}]" for i in range(len(self.must_not_contain))]
-        keys += ["mustEndWithQuestion"] if self.must_end_with_question is not None else []
-        keys += ["maxLines"] if self.max_lines is not None else []
-        keys += [f"review[{i}]" for i in range(len(self.review))]
-        keys += [f"transcriptRules.{rule.name}" for rule in self.transcript_rules]
-        keys += [f"nodeTypesPresent[{i}]" for i in range(len(self.node_types_present))]
-        keys += [f"nodeTypesAbsent[{i}]" for i in range(len(self.node_types_absent))]
-        keys += [f"nodeParameters[{i}]" for i in range(len(self.node_parameters))]
-        keys += [f"toolsCalled[{i}]" for i in range(len(self.tools_called))]
-        keys += [f"toolsNotCalled[{i}]" for i in range(len(self.tools_not_called))]
-        keys += ["maxClarifyingQuestions"] if self.max_clarifying_questions is not None else []
-        keys += ["noRepeatedQuestions"] if self.no_repeated_questions else []
+        """One stable id per graded unit (the ids the deterministic grader reports: ``check:mustContain#0``)."""
+        keys = [f"check:mustContain#{i}" for i in range(len(self.must_contain))]
+        keys += [f"check:mustNotContain#{i}" for i in range(len(self.must_not_contain))]
+        keys += ["check:mustEndWithQuestion"] if self.must_end_with_question is not None else []
+        keys += ["check:maxLines"] if self.max_lines is not None else []
+        keys += [f"check:transcriptRules:{rule.name}" for rule in self.transcript_rules]
+        keys += [f"check:nodeTypesPresent#{i}" for i in range(len(self.node_types_present))]
+        keys += [f"check:nodeTypesAbsent#{i}" for i in range(len(self.node_types_absent))]
+        keys += [f"check:nodeParameters#{i}" for i in range(len(self.node_parameters))]
+        keys += [f"check:toolsCalled#{i}" for i in range(len(self.tools_called))]
+        keys += [f"check:toolsNotCalled#{i}" for i in range(len(self.tools_not_called))]
+        keys += ["check:maxClarifyingQuestions"] if self.max_clarifying_questions is not None else []
+        keys += ["check:noRepeatedQuestions"] if self.no_repeated_questions else []
+        keys += [f"review#{i}" for i in range(len(self.review))]
         return keys
 
     @property

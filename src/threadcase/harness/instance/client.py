@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from types import TracebackType
@@ -83,6 +84,10 @@ class InstanceClient:
         self.redactor = Redactor([password, *environment_secrets(os.environ), *secrets])
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
+        self.claims: Counter[str] = Counter()
+        """Keys of resources that runs in progress through this client own (``workflow:<id>``,
+        ``folder:<project>:<name>``, ``project:<name>``): seed eviction never deletes a claimed one,
+        so concurrent runs of one seeded case cannot delete each other's artifacts."""
 
     def __repr__(self) -> str:
         return f"InstanceClient({self.base_url!r}, email={self.email!r})"

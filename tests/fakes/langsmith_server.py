@@ -1,0 +1,243 @@
+"""A fake LangSmith API on 127.0.0.1 that the real ``langsmith`` SDK (``requests``) talks to.
+
+Implements what replay calls: ``GET /api/v1/workspaces`` (the key's workspaces), ``GET /sessions``
+(``Client.read_project``, scoped by the ``X-Tenant-Id`` workspace header), ``POST /runs/query``
+(``Client.list_runs``: project, a small filter language — ``and``/``or``/``eq``/``neq`` over
+``thread_id``, ``run_type``, ``name``, ``is_root`` — ``select`` and cursor pagination), and
+``GET /info``. Every request is recorded, so tests can assert what was asked and with which key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+__all__ = ["FakeLangSmith", "RecordedRequest", "parse_filter"]
+
+_TOKEN = re.compile(r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<num>-?\d+(?:\.\d+)?)|(?P<id>[A-Za-z_][\w.]*)|(?P<p>[(),]))')
+
+
+def parse_filter(text: str) -> Any:
+    """Parse LangSmith's filter syntax into nested tuples ``(op, args...)``; raises ValueError."""
+    tokens: list[tuple[str, Any]] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None or match.end() == pos:
+            raise ValueError(f"bad filter at {pos}: {text[pos : pos + 20]!r}")
+        pos = match.end()
+        kind = match.lastgroup
+        value = match.group(kind or "p")
+        if kind == "str":
+            tokens.append(("lit", json.loads(value)))
+        elif kind == "num":
+            tokens.append(("lit", float(value) if "." in value else int(value)))
+        elif kind == "id":
+            tokens.append(("id", value))
+        else:
+            tokens.append(("p", value))
+    node, rest = _parse(tokens)
+    if rest:
+        raise ValueError(f"trailing tokens in filter: {rest}")
+    return node
+
+
+def _parse(tokens: list[tuple[str, Any]]) -> tuple[Any, list[tuple[str, Any]]]:
+    if not tokens:
+        raise ValueError("unexpected end of filter")
+    (kind, value), rest = tokens[0], tokens[1:]
+    if kind == "lit":
+        return ("lit", value), rest
+    if kind != "id":
+        raise ValueError(f"unexpected {value!r}")
+    if not rest or rest[0] != ("p", "("):
+        return ("field", value), rest
+    rest = rest[1:]
+    args: list[Any] = []
+    while True:
+        arg, rest = _parse(rest)
+        args.append(arg)
+        if not rest:
+            raise ValueError("unclosed call")
+        if rest[0] == ("p", ","):
+            rest = rest[1:]
+            continue
+        if rest[0] == ("p", ")"):
+            return (value, *args), rest[1:]
+        raise ValueError(f"unexpected {rest[0][1]!r}")
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    api_key: str | None
+    tenant: str | None
+    params: dict[str, str]
+    body: Any
+
+
+@dataclass
+class _Workspace:
+    id: str
+    display_name: str
+    projects: dict[str, str] = field(default_factory=dict)
+    """project name -> project (session) id."""
+    runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """project id -> runs, LangSmith JSON."""
+
+
+class FakeLangSmith:
+    """State and ASGI app of the fake. Keys in ``api_keys`` are accepted; others get 401."""
+
+    def __init__(self, *, api_keys: set[str] | None = None, page_size: int = 100) -> None:
+        self.api_keys = api_keys if api_keys is not None else {"lsv2-test-key"}
+        self.page_size = page_size
+        self.workspaces: list[_Workspace] = []
+        self.requests: list[RecordedRequest] = []
+        self.fail_workspace_listing = False
+        self.app = self._build_app()
+
+    def add_workspace(self, display_name: str) -> str:
+        ws = _Workspace(id=str(uuid.uuid4()), display_name=display_name)
+        self.workspaces.append(ws)
+        return ws.id
+
+    def add_runs(self, workspace_id: str, project: str, runs: list[dict[str, Any]]) -> None:
+        ws = self._workspace(workspace_id)
+        assert ws is not None
+        project_id = ws.projects.setdefault(project, str(uuid.uuid4()))
+        ws.runs.setdefault(project_id, []).extend(runs)
+
+    def paths(self) -> list[str]:
+        return [f"{r.method} {r.path}" for r in self.requests]
+
+    def _workspace(self, tenant: str | None) -> _Workspace | None:
+        if tenant is None:
+            return self.workspaces[0] if self.workspaces else None
+        return next((w for w in self.workspaces if w.id == tenant), None)
+
+    def _build_app(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.middleware("http")
+        async def record(request: Request, call_next: Any) -> Any:
+            raw = await request.body()
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode(errors="replace")
+            key = request.headers.get("x-api-key")
+            self.requests.append(
+                RecordedRequest(
+                    method=request.method,
+                    path=request.url.path,
+                    api_key=key,
+                    tenant=request.headers.get("x-tenant-id"),
+                    params=dict(request.query_params),
+                    body=body,
+                )
+            )
+            if key not in self.api_keys:
+                return JSONResponse({"detail": "Invalid token"}, status_code=401)
+            return await call_next(request)
+
+        @app.get("/info")
+        async def info() -> dict[str, Any]:
+            return {"version": "0.10.0", "batch_ingest_config": {}}
+
+        @app.get("/api/v1/workspaces")
+        async def workspaces() -> Any:
+            if self.fail_workspace_listing:
+                return JSONResponse({"detail": "boom"}, status_code=500)
+            return [{"id": w.id, "display_name": w.display_name, "role_name": "Admin"} for w in self.workspaces]
+
+        @app.get("/sessions")
+        async def sessions(request: Request) -> Any:
+            ws = self._workspace(request.headers.get("x-tenant-id"))
+            if ws is None:
+                return JSONResponse({"detail": "workspace not found"}, status_code=403)
+            name = request.query_params.get("name")
+            found = [(n, pid) for n, pid in ws.projects.items() if name is None or n == name]
+            return [
+                {
+                    "id": pid,
+                    "name": n,
+                    "tenant_id": ws.id,
+                    "reference_dataset_id": None,
+                    "start_time": "2026-01-01T00:00:00",
+                }
+                for n, pid in found
+            ]
+
+        @app.post("/runs/query")
+        async def runs_query(request: Request) -> Any:
+            ws = self._workspace(request.headers.get("x-tenant-id"))
+            if ws is None:
+                return JSONResponse({"detail": "workspace not found"}, status_code=403)
+            body = await request.json()
+            try:
+                condition = parse_filter(body["filter"]) if body.get("filter") else None
+            except ValueError as exc:
+                return JSONResponse({"detail": f"invalid filter: {exc}"}, status_code=400)
+            pool: list[dict[str, Any]] = []
+            for project_id in body.get("session") or []:
+                pool.extend(ws.runs.get(project_id, []))
+            by_id = {r["id"]: r for r in pool}
+            try:
+                matched = [r for r in pool if condition is None or _matches(condition, r, by_id)]
+            except ValueError as exc:
+                return JSONResponse({"detail": str(exc)}, status_code=400)
+            if body.get("run_type"):
+                matched = [r for r in matched if r.get("run_type") == body["run_type"]]
+            offset = int(body.get("cursor") or 0)
+            page = matched[offset : offset + self.page_size]
+            select = body.get("select")
+            if select:
+                page = [{k: v for k, v in r.items() if k in select or k in ("id", "trace_id")} for r in page]
+            following = offset + self.page_size
+            return {"runs": page, "cursors": {"next": str(following) if following < len(matched) else None}}
+
+        return app
+
+
+def _field(name: str, run: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> Any:
+    if name == "thread_id":
+        # LangSmith indexes a thread by the metadata of the trace's root; children inherit it.
+        own = (run.get("extra") or {}).get("metadata", {}).get("thread_id")
+        if own is not None:
+            return own
+        root = by_id.get(run.get("trace_id") or "")
+        return None if root is None else (root.get("extra") or {}).get("metadata", {}).get("thread_id")
+    if name == "is_root":
+        return run.get("parent_run_id") is None
+    if name in ("run_type", "name", "id", "trace_id"):
+        return run.get(name)
+    raise ValueError(f"unsupported filter field {name!r}")
+
+
+def _value(node: Any, run: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> Any:
+    if node[0] == "lit":
+        return node[1]
+    if node[0] == "field":
+        return _field(node[1], run, by_id)
+    raise ValueError(f"unexpected {node[0]!r} as a value")
+
+
+def _matches(node: Any, run: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> bool:
+    op, *args = node
+    if op == "and":
+        return all(_matches(a, run, by_id) for a in args)
+    if op == "or":
+        return any(_matches(a, run, by_id) for a in args)
+    if op in ("eq", "neq"):
+        left, right = (_value(a, run, by_id) for a in args)
+        return bool(left == right) if op == "eq" else bool(left != right)
+    raise ValueError(f"unsupported filter operator {op!r}")

@@ -168,6 +168,7 @@ class ModelProxy(ScriptedProxy):
             self.log.append(f"dropped runWorkflowId {run_id!r}: not a saved workflow or user execution not allowed")
             run_id = None
         self.stats.decision("send_follow_up_message", by_model=True)
+        self.last_source = "model"
         self._mark_delivered(message)
         return action.model_copy(update={"message": message, "run_workflow_id": run_id})
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
 
 from threadcase import wire
 from threadcase.harness.transcript import WidgetAnsweredBy
@@ -143,6 +143,8 @@ class ScriptedProxy:
         self.stats = stats if stats is not None else ProxyStats()
         self._cache: dict[str, ProxyAnswer] = {}
         self.log: list[str] = []
+        self.last_source: Literal["script", "model"] = "script"
+        """Who produced the last follow-up message."""
         """Diagnostics (dropped entries, fallbacks); the conversation copies them into warnings."""
 
     @property
@@ -310,6 +312,7 @@ class ScriptedProxy:
         return self.scripted_next()
 
     def scripted_next(self) -> SendFollowUpMessage | None:
+        self.last_source = "script"
         nxt = self.script.next_scripted_message()
         if nxt is None:
             self.stats.decision("declare_done", by_model=False)

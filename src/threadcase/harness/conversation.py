@@ -1,0 +1,474 @@
+"""Drive one thread's live conversation: send, follow the events, answer widgets, keep the budgets.
+
+:func:`converse` is the entry point the runner calls after the thread, its credentials and its seed
+are in place. It is event-driven: it subscribes to the thread's event stream *before* the first chat
+(the instance streams only events after the connection), answers every ``confirmation-request`` as
+it arrives, and treats a run as over the moment its ``run-finish`` arrives — polling thread status
+only when that first status check shows background work or memory tasks still pending (or a spawned
+sub-agent never reported back), then settling briefly.
+
+Budgets (:class:`Budgets`): each user turn gets ``turn_seconds`` (× ``complex_factor`` for complex
+cases); the whole conversation gets ``conversation_turns`` turn budgets from the opening message (seed
+restore time is not counted); no event for ``inactivity_seconds`` cancels the run as stalled; a
+follow-up is sent only while at least a quarter of a turn budget remains. A budget hit ends the
+conversation; what was collected is still graded.
+
+In single-prompt mode (one user turn, no assistant turn) there is no simulated user: widgets are
+auto-approved, so a genuine clarifying question is never really answered and such a run typically
+times out (recorded as ``BUILD FAILED: Run timed out with no scored result``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import anyio
+from pydantic import BaseModel, ConfigDict
+
+from threadcase import wire
+from threadcase.harness import schema, transcript
+from threadcase.harness.conversation_collect import collect_after_conversation, saved_workflows
+from threadcase.harness.errors import ConversationError, InstanceError, ThreadcaseError
+from threadcase.harness.models import ModelSettings
+from threadcase.user_proxy import ConversationView, ProxyStats, Script, ScriptedProxy, make_proxy
+from threadcase.user_proxy.actions import UnencodableAction
+from threadcase.user_proxy.deterministic import auto_approve
+
+if TYPE_CHECKING:
+    from threadcase.credentials.seeder import CredentialSeeder
+    from threadcase.harness.instance import EventSubscription, InstanceClient
+
+__all__ = ["BUILD_FAILED_TIMEOUT", "Budgets", "converse"]
+
+logger = logging.getLogger(__name__)
+
+BUILD_FAILED_TIMEOUT = "BUILD FAILED: Run timed out with no scored result"
+DEFAULT_MESSAGE_BUDGET = 5
+OBSERVER_THRESHOLD_FOR_COMPACTION = 1000
+
+
+class Budgets(BaseModel):
+    """Time budgets of one conversation (seconds)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turn_seconds: float = 900
+    """Per user turn (``--timeout``)."""
+    conversation_turns: float = 2
+    """The whole conversation gets this many turn budgets, counted from the opening message."""
+    inactivity_seconds: float = 240
+    """No event for this long: the run is cancelled as stalled."""
+    settle_seconds: float = 0.05
+    """Pause after background work settled (only when there was background work)."""
+    complex_factor: float = 1.5
+    """``complexity: complex`` multiplies the turn budget."""
+    status_poll_seconds: float = 0.05
+    """Interval of thread-status polls while background work or memory tasks are pending."""
+    background_wait_seconds: float = 120
+    """Upper bound on waiting for background work after a run finished (then the turn ends anyway)."""
+    follow_up_fraction: float = 0.25
+    """A follow-up is sent only while at least this fraction of a turn budget remains."""
+    collect_seconds: float = 60
+    """Upper bound on post-conversation collection (run debug, artifacts, memory)."""
+
+    def turn_budget(self, case: schema.Case) -> float:
+        return self.turn_seconds * (self.complex_factor if case.complexity == "complex" else 1.0)
+
+
+class _SeedLike(Protocol):
+    """What the conversation reads from a restored seed (inline or replay)."""
+
+    @property
+    def seeded_turns(self) -> list[transcript.Turn]: ...
+
+    def resolve_attach(self, attach: schema.Attach) -> wire.WorkflowAttachment | wire.AgentAttachment: ...
+
+
+TurnEnd = Literal["finished", "stalled", "timeout"]
+
+
+class _SeederCredentials:
+    """Adapts the credential seeder to the proxy's ``CredentialProvider``: create, pin, then answer."""
+
+    def __init__(self, seeder: CredentialSeeder, thread_id: str) -> None:
+        self._seeder = seeder
+        self._thread_id = thread_id
+
+    async def create(self, credential_type: str, *, working: bool) -> str:
+        try:
+            created = await self._seeder.create_for_proxy(self._thread_id, credential_type, working=working)
+        except ThreadcaseError as exc:
+            # The decision cannot be carried out; the proxy falls back to its scripted answer.
+            raise UnencodableAction(f"could not create a {credential_type} credential: {exc}") from exc
+        return created.id
+
+
+def _opening_text(case: schema.Case, live_opening: str | None) -> str:
+    if live_opening is not None:
+        return live_opening
+    if not case.conversation:
+        raise ConversationError("the case has no conversation and no live opening message to send")
+    return case.conversation[0].text
+
+
+def _script_for(case: schema.Case, opening: str) -> Script:
+    turns = [(t.role, t.text) for t in case.conversation] or [("user", opening)]
+    turns[0] = ("user", opening)
+    return Script.from_texts(turns)
+
+
+class _Conversation:
+    """The state of one conversation while it runs (one instance per :func:`converse` call)."""
+
+    def __init__(
+        self,
+        case: schema.Case,
+        *,
+        client: InstanceClient,
+        thread_id: str,
+        credentials: CredentialSeeder,
+        models: ModelSettings,
+        budgets: Budgets,
+        record: transcript.RunRecord,
+        headers: dict[str, str] | None,
+        script: Script,
+    ) -> None:
+        self.case = case
+        self.client = client
+        self.thread_id = thread_id
+        self.budgets = budgets
+        self.record = record
+        self.headers = headers
+        self.single_prompt = case.mode == "single-prompt"
+        self.stats = ProxyStats()
+        self.proxy: ScriptedProxy = make_proxy(script, models, stats=self.stats)
+        self.provider = _SeederCredentials(credentials, thread_id)
+        self.turn_budget = budgets.turn_budget(case)
+        self.conversation_deadline = 0.0
+        self._auto_cache: dict[str, transcript.WidgetRecord] = {}
+
+    # --- sending -------------------------------------------------------------------------------
+
+    def chat_request(self, message: str, **extra: Any) -> wire.ChatRequest:
+        return wire.ChatRequest(
+            message=message,
+            mode=self.case.build_mode or "progressive",
+            promptVersion=self.case.prompt_version,
+            observerThresholdTokens=OBSERVER_THRESHOLD_FOR_COMPACTION if self.case.requires_memory_compaction else None,
+            **extra,
+        )
+
+    def add_user_turn(self, text: str, sent_by: Literal["opener", "script", "proxy", "replay"]) -> transcript.Turn:
+        turn = transcript.Turn(
+            index=len(self.record.turns), role="user", text=text, sent_by=sent_by, started_at=transcript.utc_now()
+        )
+        self.record.turns.append(turn)
+        return turn
+
+    def view(self, current: transcript.Turn | None = None) -> ConversationView:
+        turns = list(self.record.turns)
+        if current is not None and current not in turns:
+            turns.append(current)
+        return ConversationView(
+            turns=turns,
+            saved_workflows=saved_workflows(turns),
+            allow_user_execution=self.case.allow_user_execution,
+        )
+
+    # --- one run -------------------------------------------------------------------------------
+
+    async def drive_turn(
+        self, sub: EventSubscription, assistant: transcript.Turn, run_id: str, deadline: float
+    ) -> TurnEnd:
+        """Follow events until the run finished and background work settled, or a budget ran out."""
+        text: list[str] = []
+        tools: dict[str, transcript.ToolCallRecord] = {}
+        pending_agents: set[str] = set()
+        active_runs: set[str] = {run_id}
+        settling_since: float | None = None
+        try:
+            while True:
+                now = anyio.current_time()
+                remaining = deadline - now
+                if remaining <= 0:
+                    return "timeout"
+                wait = min(
+                    self.budgets.status_poll_seconds if settling_since is not None else self.budgets.inactivity_seconds,
+                    remaining,
+                )
+                event = await sub.next_event(wait)
+                if event is None:
+                    if settling_since is not None:
+                        if await self._settled(pending_agents):
+                            await anyio.sleep(self.budgets.settle_seconds)
+                            return "finished"
+                        if anyio.current_time() - settling_since > self.budgets.background_wait_seconds:
+                            self.record.warnings.append(
+                                f"background work still pending {self.budgets.background_wait_seconds:.0f} s after "
+                                f"run {run_id} finished; moved on"
+                            )
+                            return "finished"
+                        continue
+                    return "timeout" if wait >= remaining else "stalled"
+                etype = event.type
+                payload = event.payload
+                if etype == "run-start":
+                    rid = str(payload.get("runId") or event.runId or "")
+                    if rid:
+                        active_runs.add(rid)
+                        if rid not in assistant.run_ids:
+                            assistant.run_ids.append(rid)
+                    settling_since = None
+                elif etype == "text-delta":
+                    text.append(str(payload.get("text", "")))
+                    assistant.text = "".join(text)
+                elif etype == "tool-call":
+                    call = transcript.ToolCallRecord(
+                        tool_call_id=str(payload.get("toolCallId", "")),
+                        tool_name=str(payload.get("toolName", "")),
+                        args=payload.get("args") if isinstance(payload.get("args"), dict) else {},
+                    )
+                    tools[call.tool_call_id] = call
+                    assistant.tool_calls.append(call)
+                elif etype in ("tool-result", "tool-error"):
+                    call_id = str(payload.get("toolCallId", ""))
+                    found = tools.get(call_id)
+                    if found is None:
+                        found = transcript.ToolCallRecord(
+                            tool_call_id=call_id, tool_name=str(payload.get("toolName", ""))
+                        )
+                        tools[call_id] = found
+                        assistant.tool_calls.append(found)
+                    if etype == "tool-result":
+                        found.result = payload.get("result")
+                    else:
+                        found.error = str(payload.get("error", "tool error"))
+                elif etype == "confirmation-request":
+                    with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as scope:
+                        await self.answer_widget(payload, assistant)
+                    if scope.cancelled_caught:
+                        return "timeout"
+                elif etype == "agent-spawned":
+                    agent_id = str(payload.get("agentId", ""))
+                    if agent_id:
+                        pending_agents.add(agent_id)
+                elif etype == "agent-completed":
+                    pending_agents.discard(str(payload.get("agentId", "")))
+                elif etype == "error":
+                    assistant.errors.append(str(payload.get("message", "error event")))
+                elif etype == "run-finish":
+                    rid = str(payload.get("runId") or event.runId or run_id)
+                    assistant.finish_status = str(payload.get("status", "completed"))
+                    if payload.get("reason"):
+                        assistant.errors.append(f"run {rid} finished {assistant.finish_status}: {payload['reason']}")
+                    active_runs.discard(rid)
+                    if active_runs:
+                        continue
+                    # The one request that follows run-finish at once; polling only if it says busy.
+                    if await self._settled(pending_agents):
+                        return "finished"
+                    settling_since = anyio.current_time()
+        finally:
+            assistant.ended_at = transcript.utc_now()
+
+    async def _settled(self, pending_agents: set[str]) -> bool:
+        status = await self.client.thread_status(self.thread_id)
+        return status.settled and not pending_agents
+
+    async def answer_widget(self, payload: dict[str, Any], assistant: transcript.Turn) -> None:
+        try:
+            request = wire.ConfirmationRequest.model_validate(payload)
+        except ValueError as exc:
+            assistant.errors.append(f"unreadable confirmation-request: {str(exc)[:200]}")
+            return
+        widget = transcript.WidgetRecord(request_id=request.requestId, input_type=request.inputType, request=payload)
+        body: wire.ConfirmBody
+        if self.single_prompt:
+            short = auto_approve(request)
+            body, widget.answered_by, widget.outcome = short.body, "auto-approve", short.outcome
+            self.stats["auto-approve"] += 1
+            self.stats.outcome(short.outcome)
+        else:
+            answer = await self.proxy.answer(request, self.view(assistant), self.provider)
+            body, widget.answered_by, widget.outcome = answer.body, answer.answered_by, answer.outcome
+        widget.answer = body.model_dump(mode="json", exclude_none=True)
+        assistant.widgets.append(widget)
+        try:
+            await self.client.confirm(request.requestId, body)
+        except InstanceError as exc:
+            widget.outcome = "no response"
+            assistant.errors.append(f"confirm {request.requestId} failed: {exc}")
+
+    async def cancel_run(self) -> None:
+        with anyio.move_on_after(10, shield=True):
+            try:
+                await self.client.cancel(self.thread_id)
+            except InstanceError as exc:
+                self.record.warnings.append(f"cancelling the run failed: {exc}")
+
+    # --- the conversation ----------------------------------------------------------------------
+
+    async def run(self, recorded_opening: str, sent_by: Literal["opener", "replay"], request: wire.ChatRequest) -> None:
+        budget = self.case.message_budget or DEFAULT_MESSAGE_BUDGET
+        start = anyio.current_time()
+        self.conversation_deadline = start + self.budgets.conversation_turns * self.turn_budget
+        async with self.client.subscribe(self.thread_id) as sub:
+            user = self.add_user_turn(recorded_opening, sent_by)
+            message_request = request
+            while True:
+                turn_start = anyio.current_time()
+                turn_deadline = min(turn_start + self.turn_budget, self.conversation_deadline)
+                run_id = await self.client.chat(self.thread_id, message_request, headers=self.headers)
+                assistant = transcript.Turn(
+                    index=len(self.record.turns), role="assistant", run_ids=[run_id], started_at=transcript.utc_now()
+                )
+                self.record.turns.append(assistant)
+                user.run_ids.append(run_id)
+                end = await self.drive_turn(sub, assistant, run_id, turn_deadline)
+                if end != "finished":
+                    await self.cancel_run()
+                    self._record_budget_hit(end, assistant, turn_start, turn_deadline)
+                    return
+                if self.single_prompt:
+                    self.record.ended_by = "single-prompt"
+                    return
+                if self.record.follow_ups_sent >= budget:
+                    if self.proxy.might_continue():
+                        self.record.ended_by = "budget"
+                        self.record.warnings.append(
+                            f"message budget reached: {budget} follow-ups sent; the conversation ended there"
+                        )
+                    else:
+                        self.record.ended_by = "script-exhausted"
+                    return
+                left = self.conversation_deadline - anyio.current_time()
+                if left < self.budgets.follow_up_fraction * self.turn_budget:
+                    self.record.ended_by = "conversation-timeout"
+                    self.record.warnings.append(
+                        f"conversation budget nearly spent ({left:.1f} s left of "
+                        f"{self.budgets.conversation_turns * self.turn_budget:.0f} s); no further follow-up sent"
+                    )
+                    return
+                with anyio.move_on_after(max(0.0, left)) as scope:
+                    follow = await self.proxy.next_message(self.view())
+                if scope.cancelled_caught:
+                    self.record.ended_by = "conversation-timeout"
+                    self.record.warnings.append("the conversation budget ran out while the user was deciding")
+                    return
+                if follow is None:
+                    self.record.ended_by = "done" if self.proxy.uses_model else "script-exhausted"
+                    return
+                await self._side_effects(follow.rename_workflow_to, follow.run_workflow_id)
+                sent_by_now: Literal["script", "proxy"] = "proxy" if self.proxy.last_source == "model" else "script"
+                user = self.add_user_turn(follow.message, sent_by_now)
+                self.record.follow_ups_sent += 1
+                message_request = self.chat_request(follow.message)
+
+    async def _side_effects(self, rename_to: str | None, run_workflow_id: str | None) -> None:
+        if rename_to:
+            saved = saved_workflows(self.record.turns)
+            if saved:
+                try:
+                    await self.client.rename_workflow(saved[-1].id, rename_to)
+                except InstanceError as exc:
+                    self.record.warnings.append(
+                        f"renaming workflow {saved[-1].id} outside the conversation failed: {exc}"
+                    )
+        if run_workflow_id:
+            self.record.warnings.append(
+                f"the user asked to run workflow {run_workflow_id} for real; the instance client has no run "
+                "call, so it was skipped"
+            )
+
+    def _record_budget_hit(self, end: TurnEnd, assistant: transcript.Turn, turn_start: float, deadline: float) -> None:
+        if end == "stalled":
+            assistant.finish_status = "stalled"
+            self.record.ended_by = "stalled"
+            self.record.warnings.append(
+                f"run stalled: no event for {self.budgets.inactivity_seconds:g} s; the run was cancelled"
+            )
+            return
+        assistant.finish_status = "timeout"
+        by_conversation = deadline < turn_start + self.turn_budget
+        self.record.ended_by = "conversation-timeout" if by_conversation else "turn-timeout"
+        if self.single_prompt:
+            self.record.warnings.append(BUILD_FAILED_TIMEOUT)
+        elif by_conversation:
+            self.record.warnings.append(
+                f"conversation budget of {self.budgets.conversation_turns * self.turn_budget:g} s ran out during a run"
+            )
+        else:
+            self.record.warnings.append(f"turn budget of {self.turn_budget:g} s ran out; the run was cancelled")
+
+
+async def converse(
+    case: schema.Case,
+    *,
+    client: InstanceClient,
+    thread_id: str,
+    project_id: str,
+    seed: _SeedLike | None,
+    live_opening: str | None,
+    credentials: CredentialSeeder,
+    models: ModelSettings,
+    budgets: Budgets,
+    record: transcript.RunRecord,
+    headers: dict[str, str] | None = None,
+) -> transcript.RunRecord:
+    """Drive the case's live conversation on ``thread_id`` and fill ``record`` (returned, same object).
+
+    Fills ``turns`` (seeded turns first), ``ended_by``, ``proxy_stats``, ``follow_ups_sent`` and
+    ``warnings``; then collects ``usage`` (run debug), ``artifacts`` (what the agent built or edited)
+    and ``memory`` — collection failures become warnings. Raises a ``RunError`` only when nothing
+    live could happen (the opening message could not be sent, the event stream could not be opened);
+    a failure later ends the conversation (``ended_by="error"``) and what was collected is kept.
+    """
+    opening = _opening_text(case, live_opening)
+    script = _script_for(case, opening)
+    record.mode = case.mode
+    if seed is not None:
+        record.turns = [*seed.seeded_turns, *[t for t in record.turns if not t.seeded]]
+    spoken = script.opener.spoken
+    recorded = spoken
+    extra: dict[str, Any] = {}
+    attach = case.conversation[0].attach if case.conversation else None
+    if attach is not None:
+        if seed is None:
+            raise ConversationError("the opening turn attaches a seed artifact, but no seed was restored")
+        attachment = seed.resolve_attach(attach)
+        extra["attachments"] = [attachment]
+        prefix = f"[attached {attachment.type}: {attachment.name}]"
+        if attach.source == "setup-panel-execute" and isinstance(attachment, wire.WorkflowAttachment):
+            extra["context"] = {"source": "setup-panel-execute", "workflowId": attachment.id}
+            prefix += "\n[The user clicked Execute in the setup panel.]"
+        recorded = f"{prefix}\n{spoken}" if spoken else prefix
+    conversation = _Conversation(
+        case,
+        client=client,
+        thread_id=thread_id,
+        credentials=credentials,
+        models=models,
+        budgets=budgets,
+        record=record,
+        headers=headers,
+        script=script,
+    )
+    request = conversation.chat_request(spoken, **extra)
+    try:
+        await conversation.run(recorded, "replay" if live_opening is not None else "opener", request)
+    except InstanceError as exc:
+        if not record.produced_output:
+            raise
+        record.ended_by = "error"
+        record.warnings.append(f"the conversation stopped on an instance error: {exc}")
+    finally:
+        await conversation.proxy.aclose()
+        conversation.stats["credential-test-bypassed"] = credentials.bypassed_count
+        record.proxy_stats = conversation.stats.as_dict()
+        record.warnings.extend(f"proxy: {line}" for line in conversation.proxy.log)
+    await collect_after_conversation(
+        client, record, thread_id=thread_id, project_id=project_id, seconds=budgets.collect_seconds
+    )
+    record.finished_at = transcript.utc_now()
+    return record

@@ -1,0 +1,139 @@
+"""After the conversation: collect token numbers, what the agent built, and the thread's memory.
+
+Everything here is best effort and bounded in time: an instance without run debug, a workflow the
+agent deleted, a memory route an older instance lacks — each becomes a warning on the record, never
+an exception, so what the conversation produced is still graded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from threadcase import wire
+from threadcase._util.fanout import fan_out
+from threadcase.harness import transcript
+from threadcase.harness.errors import ThreadcaseError
+from threadcase.user_proxy.base import SavedWorkflow
+
+if TYPE_CHECKING:
+    from threadcase.harness.instance import InstanceClient
+
+__all__ = ["built_ids", "collect_after_conversation", "saved_workflows"]
+
+_DEBUG_CONCURRENCY = 4
+
+
+def _workflow_id(call: transcript.ToolCallRecord) -> str | None:
+    result = call.result if isinstance(call.result, dict) else {}
+    wid = result.get("workflowId") or call.args.get("workflowId")
+    return str(wid) if wid and call.error is None else None
+
+
+def saved_workflows(turns: list[transcript.Turn]) -> list[SavedWorkflow]:
+    """Workflows the agent saved (built, edited, renamed, moved) and did not delete, last touched last."""
+    order: dict[str, str] = {}
+    for turn in turns:
+        for call in turn.tool_calls:
+            wid = _workflow_id(call)
+            if wid is None:
+                continue
+            if call.tool_name == "delete-workflow":
+                order.pop(wid, None)
+                continue
+            if call.tool_name not in ("build-workflow", "rename-workflow", "move-workflow"):
+                continue
+            result = call.result if isinstance(call.result, dict) else {}
+            raw = result.get("workflow")
+            workflow: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            name = result.get("name") or workflow.get("name") or order.get(wid) or wid
+            order.pop(wid, None)
+            order[wid] = str(name)
+    return [SavedWorkflow(id=wid, name=name) for wid, name in order.items()]
+
+
+def built_ids(turns: list[transcript.Turn]) -> tuple[list[str], list[str], list[str]]:
+    """(workflow ids, agent ids, data table ids) the live conversation built or edited."""
+    live = [t for t in turns if not t.seeded]
+    workflows = [w.id for w in saved_workflows(live)]
+    agents: list[str] = []
+    tables: list[str] = []
+    for turn in live:
+        for call in turn.tool_calls:
+            result: dict[str, Any] = call.result if isinstance(call.result, dict) else {}
+            if call.error is not None:
+                continue
+            if call.tool_name == "build-agent" and result.get("agentId") and str(result["agentId"]) not in agents:
+                agents.append(str(result["agentId"]))
+            table = result.get("table")
+            if call.tool_name == "create-data-table" and isinstance(table, dict) and table.get("id"):
+                tables.append(str(table["id"]))
+    return workflows, agents, tables
+
+
+async def _usage(client: InstanceClient, record: transcript.RunRecord, thread_id: str) -> None:
+    run_ids: list[str] = []
+    for turn in record.live_turns:
+        for rid in turn.run_ids:
+            if rid not in run_ids:
+                run_ids.append(rid)
+    try:
+        for summary in await client.thread_runs(thread_id):
+            if summary.runId not in run_ids:
+                run_ids.append(summary.runId)
+    except ThreadcaseError as exc:
+        record.warnings.append(f"no run list from run debug: {exc}")
+
+    async def one(run_id: str) -> tuple[str, list[wire.TokenUsage] | None]:
+        try:
+            debug = await client.run_debug(run_id)
+        except ThreadcaseError as exc:
+            record.warnings.append(f"no run debug for run {run_id}: {exc}")
+            return run_id, None
+        return run_id, [step.usage for step in debug.steps]
+
+    for run_id, steps in await fan_out(run_ids, one, limit=_DEBUG_CONCURRENCY):
+        if steps is not None:
+            record.usage[run_id] = steps
+
+
+async def _artifacts(client: InstanceClient, record: transcript.RunRecord, project_id: str) -> None:
+    workflow_ids, agent_ids, table_ids = built_ids(record.turns)
+    for wid in workflow_ids:
+        try:
+            record.artifacts.workflows.append(await client.get_workflow(wid))
+        except ThreadcaseError as exc:
+            record.warnings.append(f"built workflow {wid} could not be read: {exc}")
+    for aid in agent_ids:
+        try:
+            record.artifacts.agents.append(await client.get_agent(project_id, aid))
+        except ThreadcaseError as exc:
+            record.warnings.append(f"built agent {aid} could not be read: {exc}")
+    if table_ids:
+        try:
+            tables = await client.list_data_tables(project_id)
+        except ThreadcaseError as exc:
+            record.warnings.append(f"data tables could not be listed: {exc}")
+        else:
+            record.artifacts.data_tables.extend(t for t in tables if str(t.get("id")) in table_ids)
+
+
+async def _memory(client: InstanceClient, record: transcript.RunRecord, thread_id: str) -> None:
+    try:
+        record.memory = await client.thread_memory(thread_id)
+    except ThreadcaseError as exc:
+        record.warnings.append(f"thread memory could not be read: {exc}")
+
+
+async def collect_after_conversation(
+    client: InstanceClient, record: transcript.RunRecord, *, thread_id: str, project_id: str, seconds: float = 60
+) -> None:
+    """Fill ``record.usage``, ``record.artifacts`` and ``record.memory``; never raises for the instance."""
+    with anyio.move_on_after(seconds) as scope:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_usage, client, record, thread_id)
+            tg.start_soon(_artifacts, client, record, project_id)
+            tg.start_soon(_memory, client, record, thread_id)
+    if scope.cancelled_caught:
+        record.warnings.append(f"post-conversation collection stopped after {seconds:g} s; the record is partial")

@@ -1,0 +1,140 @@
+"""Drive :func:`converse` against a real demo server over loopback, with a chosen builder agent."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from threadcase import wire
+from threadcase.credentials.seeder import CredentialSeeder
+from threadcase.demo_instance import DemoSettings, demo_server
+from threadcase.demo_instance.agent.protocol import AgentContext, BuilderAgent, TurnInput
+from threadcase.harness import schema, transcript
+from threadcase.harness.conversation import Budgets, converse
+from threadcase.harness.instance import InstanceClient
+from threadcase.harness.models import ModelSettings
+
+FAST = Budgets(turn_seconds=20, inactivity_seconds=10, settle_seconds=0.01, status_poll_seconds=0.02)
+
+
+def make_case(conversation: list[dict[str, Any]] | list[str], **extra: Any) -> schema.Case:
+    turns = [t if isinstance(t, dict) else {"role": "user", "text": t} for t in conversation]
+    doc: dict[str, Any] = {
+        "conversation": turns,
+        "complexity": "simple",
+        "tags": ["test"],
+        "processExpectations": ["the agent responds"],
+        **extra,
+    }
+    return schema.Case.model_validate(doc)
+
+
+@dataclass
+class Outcome:
+    record: transcript.RunRecord
+    messages: list[wire.ThreadMessage]
+    """Every message the server stored for the thread (what the agent received)."""
+    credentials: list[wire.CredentialSummary] = field(default_factory=list)
+
+    @property
+    def user_texts(self) -> list[str]:
+        out = []
+        for m in self.messages:
+            if m.role == "user":
+                out.append(" ".join(str(b.get("text", "")) for b in m.content if b.get("type") == "text"))
+        return out
+
+
+async def drive(
+    case: schema.Case,
+    *,
+    agent: BuilderAgent | None = None,
+    budgets: Budgets = FAST,
+    models: ModelSettings | None = None,
+    existing_credentials: tuple[tuple[str, str], ...] = (),
+    settings: DemoSettings | None = None,
+) -> Outcome:
+    """Run ``case``'s conversation on a fresh demo server; returns the record and what the server stored."""
+    settings = settings or DemoSettings()
+    async with (
+        demo_server(settings, agent=agent) as url,
+        InstanceClient(url, email=settings.email, password=settings.password.get_secret_value()) as client,
+    ):
+        project = await client.personal_project()
+        thread_id = str(uuid.uuid4())
+        await client.create_thread(thread_id, project.id)
+        seeder = CredentialSeeder(client, environ={})
+        declared = [schema.CredentialDecl(type=t, name=n) for t, n in existing_credentials]
+        await seeder.seed(thread_id, declared)
+        record = transcript.RunRecord(case_slug="t", thread_id=thread_id, mode=case.mode)
+        try:
+            await converse(
+                case,
+                client=client,
+                thread_id=thread_id,
+                project_id=project.id,
+                seed=None,
+                live_opening=None,
+                credentials=seeder,
+                models=models or ModelSettings(),
+                budgets=budgets,
+                record=record,
+            )
+            messages = await client.thread_messages(thread_id)
+            creds = await client.list_credentials()
+        finally:
+            await seeder.cleanup()
+    return Outcome(record=record, messages=messages, credentials=creds)
+
+
+# --- small scripted builder agents for the tests ------------------------------------------------
+
+
+def _text(turn: TurnInput) -> str:
+    return turn.message.lower()
+
+
+async def echo_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Builds (or edits) one workflow per message and says what it applied."""
+    wid = turn.state.get("workflowId")
+    args: dict[str, Any] = {"workflow": {"name": "Demo flow", "nodes": [], "connections": {}}}
+    if wid:
+        args["workflowId"] = wid
+    result = await ctx.call_tool("build-workflow", args)
+    turn.state["workflowId"] = result["workflowId"]
+    turn.state.setdefault("applied", []).append(turn.message)
+    await ctx.say(f"Applied: {turn.message}")
+
+
+async def asking_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Asks for the Slack channel (once), then builds with whatever it got, or a marked placeholder."""
+    if "channel" not in turn.state:
+        answer = await ctx.ask(
+            {
+                "inputType": "questions",
+                "questions": [{"id": "channel", "question": "Which Slack channel should I post to?", "type": "text"}],
+            }
+        )
+        item = (answer.get("answers") or [{}])[0]
+        turn.state["channel"] = None if item.get("skipped") else (item.get("customText") or None)
+    channel = turn.state["channel"] or "<CHANNEL: not given>"
+    await ctx.call_tool(
+        "build-workflow",
+        {
+            "workflow": {
+                "name": "Slack post",
+                "nodes": [{"name": "Slack", "type": "n8n-nodes-base.slack", "parameters": {"channel": channel}}],
+                "connections": {},
+            }
+        },
+    )
+    await ctx.say(f"Built it, posting to {channel}.")
+
+
+async def stalling_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Says one thing and then never finishes."""
+    import anyio
+
+    await ctx.say("Working on it")
+    await anyio.sleep_forever()

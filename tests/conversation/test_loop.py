@@ -1,0 +1,93 @@
+"""The conversation loop against the real demo server over loopback."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.conversation.helpers import FAST, asking_agent, drive, echo_agent, make_case, stalling_agent
+from threadcase.harness.conversation import Budgets
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_multi_turn_script_is_sent_in_order_and_notes_never_spoken() -> None:
+    case = make_case(
+        [
+            "Build a flow that posts to Slack [sound a little impatient]",
+            "Change the channel to #ops",
+            "[only say thanks at the end]",
+            "Rename it to Ops digest",
+        ]
+    )
+    out = await drive(case, agent=echo_agent)
+    record = out.record
+    assert out.user_texts == [
+        "Build a flow that posts to Slack",
+        "Change the channel to #ops",
+        "Rename it to Ops digest",
+    ]
+    assert [t.role for t in record.turns] == ["user", "assistant"] * 3
+    assert [t.sent_by for t in record.turns if t.role == "user"] == ["opener", "script", "script"]
+    assert record.ended_by == "script-exhausted"
+    assert record.follow_ups_sent == 2
+    assert all(t.finish_status == "completed" for t in record.turns if t.role == "assistant")
+    assert record.turns[1].text == "Applied: Build a flow that posts to Slack"
+    assert len(record.artifacts.workflows) == 1
+    assert record.usage  # run debug collected per run
+    for text in out.user_texts:
+        assert "[" not in text
+        assert "impatient" not in text
+        assert "thanks" not in text
+
+
+async def test_declined_value_is_skipped_not_invented() -> None:
+    case = make_case(["Post a Slack message every morning [decline if asked which channel]", "Thanks, that's all"])
+    out = await drive(case, agent=asking_agent)
+    widget = out.record.turns[1].widgets[0]
+    assert widget.answer == {
+        "kind": "questions",
+        "answers": [{"questionId": "channel", "selectedOptions": [], "skipped": True}],
+    }
+    assert widget.answered_by == "scripted"
+    workflow = out.record.artifacts.workflows[0]
+    assert workflow.nodes[0].parameters["channel"] == "<CHANNEL: not given>"
+    assert not any(re.search(r"#\w+", t) for t in out.user_texts)
+
+
+async def test_message_budget_stops_a_chatty_case() -> None:
+    case = make_case([f"Change number {i}" for i in range(8)], messageBudget=3)
+    out = await drive(case, agent=echo_agent)
+    assert out.record.follow_ups_sent == 3
+    assert out.record.ended_by == "budget"
+    assert any("message budget reached" in w for w in out.record.warnings)
+    assert len(out.user_texts) == 4
+
+
+async def test_stalled_run_is_cancelled() -> None:
+    case = make_case(["Build it", "And then this"])
+    budgets = Budgets(turn_seconds=20, inactivity_seconds=0.5, settle_seconds=0.01, status_poll_seconds=0.02)
+    out = await drive(case, agent=stalling_agent, budgets=budgets)
+    assert out.record.ended_by == "stalled"
+    assert out.record.turns[-1].finish_status == "stalled"
+    assert any("stalled" in w for w in out.record.warnings)
+    assert out.record.follow_ups_sent == 0
+
+
+async def test_single_prompt_turn_timeout_is_build_failed() -> None:
+    case = make_case(["Build it"])
+    budgets = Budgets(turn_seconds=0.6, inactivity_seconds=5, settle_seconds=0.01)
+    out = await drive(case, agent=stalling_agent, budgets=budgets)
+    assert out.record.mode == "single-prompt"
+    assert out.record.ended_by == "turn-timeout"
+    assert "BUILD FAILED: Run timed out with no scored result" in out.record.warnings
+
+
+async def test_single_prompt_auto_approves_questions_with_empty_answers() -> None:
+    out = await drive(make_case(["Post to Slack every morning"]), agent=asking_agent, budgets=FAST)
+    widget = out.record.turns[1].widgets[0]
+    assert widget.answered_by == "auto-approve"
+    assert widget.answer == {"kind": "questions", "answers": []}
+    assert out.record.ended_by == "single-prompt"
+    assert out.record.proxy_stats["auto-approve"] == 1

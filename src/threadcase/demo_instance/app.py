@@ -1,0 +1,120 @@
+"""The demo instance's ASGI app: an n8n-compatible subset of the REST API (see DESIGN.md).
+
+Responses are ``{"data": ...}``; errors are ``{"code": status, "message": ...}``. Every ``/rest``
+route but ``POST /rest/login`` needs the ``n8n-auth`` cookie (401), eval routes need the owner
+(403), a thread belongs to its creator (403 for anyone else). Request bodies are validated with the
+models of :mod:`threadcase.wire` and answer 422 with a message naming the field — never a 500.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from anyio.lowlevel import current_token
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from threadcase.demo_instance.agent.protocol import BuilderAgent
+from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.faults import FaultMiddleware
+from threadcase.demo_instance.platform import AUTH_COOKIE, Platform, ok, parse_body
+from threadcase.demo_instance.settings import DemoSettings
+
+__all__ = ["create_app"]
+
+
+class _Login(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    emailOrLdapLoginId: str
+    password: str
+    mfaCode: str | None = None
+    mfaRecoveryCode: str | None = None
+
+
+def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | None = None) -> FastAPI:
+    """A demo instance app; ``agent=None`` runs the rule-based builder (``demo_instance.agent``).
+
+    Storage opens now (a temporary database unless ``settings.db_path``) and closes when the app's
+    lifespan ends; agent turns run as tasks of that lifespan.
+    """
+    settings = settings or DemoSettings()
+    platform = Platform(settings, agent)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            async with anyio.create_task_group() as tg:
+                platform.runs.tg = tg
+                platform.token = current_token()
+                yield
+                platform.runs.tg = None
+                platform.begin_close()
+                tg.cancel_scope.cancel()
+        finally:
+            platform.close()
+
+    app = FastAPI(title="threadcase demo instance", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.platform = platform
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse({"code": exc.status, "message": exc.message}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return JSONResponse({"code": 422, "message": f"invalid request: {where}: {first['msg']}"}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        message = "Not found: no such route" if exc.status_code == 404 else str(exc.detail)
+        return JSONResponse({"code": exc.status_code, "message": message}, status_code=exc.status_code)
+
+    @app.get("/healthz")
+    @app.get("/healthz/readiness")
+    async def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.post("/rest/login")
+    async def login(request: Request) -> JSONResponse:
+        body = await parse_body(request, _Login, "login request")
+        token, user = platform.login(body.emailOrLdapLoginId, body.password)
+        response = ok(user.public())
+        response.set_cookie(AUTH_COOKIE, token, httponly=True, samesite="lax", path="/")
+        return response
+
+    @app.get("/rest/login")
+    async def current_user(request: Request) -> JSONResponse:
+        return ok(platform.user(request).public())
+
+    @app.post("/rest/logout")
+    async def logout(request: Request) -> JSONResponse:
+        platform.user(request)
+        platform.logout(request.cookies.get(AUTH_COOKIE))
+        response = ok({"loggedOut": True})
+        response.delete_cookie(AUTH_COOKIE, path="/")
+        return response
+
+    from threadcase.demo_instance import routes_ai, routes_eval, routes_resources
+
+    app.include_router(routes_ai.router)
+    app.include_router(routes_eval.router)
+    app.include_router(routes_resources.router)
+
+    if platform.faults is not None:
+        app.add_middleware(FaultMiddleware, injector=platform.faults)
+    return app
+
+
+def platform_of(app: Any) -> Platform:
+    """The :class:`Platform` behind an app made by :func:`create_app` (tests and the server use it)."""
+    platform: Platform = app.state.platform
+    return platform

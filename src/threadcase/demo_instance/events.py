@@ -1,0 +1,166 @@
+"""Per-thread event logs and the Server-Sent Events stream that serves them.
+
+Every event gets the next per-thread integer id (``1, 2, ...``), is persisted, and wakes the
+thread's subscribers. The stream (``GET /rest/instance-ai/events/:threadId``):
+
+- without ``Last-Event-ID`` starts *after* the events that existed when the connection was accepted
+  (live only), so a client subscribes before it sends a chat message;
+- with ``Last-Event-ID: N`` first replays every event with id > N, then goes live;
+- writes a heartbeat comment line (``: heartbeat``) after ``heartbeat`` seconds without events;
+- never ends by itself: it ends when the client disconnects, when the server closes, or when the
+  fault injector drops it (after an event, mid-run).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import anyio
+
+from threadcase.demo_instance.faults import FaultInjector
+from threadcase.demo_instance.storage import Store
+
+__all__ = ["EventHub", "EventLog", "SSEResponse", "utc_now"]
+
+
+def utc_now() -> str:
+    """An explicit UTC ISO timestamp with milliseconds, as n8n writes them."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class EventLog:
+    """One thread's events, in memory for streaming and in the store for restarts."""
+
+    def __init__(self, thread_id: str, store: Store) -> None:
+        self.thread_id = thread_id
+        self._store = store
+        self.events: list[dict[str, Any]] = store.list("events", thread_id)
+        self.events.sort(key=lambda event: int(event["id"]))
+        self._changed = anyio.Event()
+        self.closed = False
+
+    def append(self, type: str, payload: dict[str, Any], *, run_id: str | None = None) -> dict[str, Any]:
+        event: dict[str, Any] = {"id": str(len(self.events) + 1), "type": type, "runId": run_id, "payload": payload}
+        self._store.insert("events", event["id"], event, scope=self.thread_id)
+        self.events.append(event)
+        self.wake()
+        return event
+
+    def wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait(self, seconds: float) -> bool:
+        """Wait for a new event (or close); False when ``seconds`` passed first."""
+        changed = self._changed
+        with anyio.move_on_after(seconds):
+            await changed.wait()
+            return True
+        return False
+
+
+class EventHub:
+    """The event logs of every thread, created on first use."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._logs: dict[str, EventLog] = {}
+        self.closing = False
+
+    def log(self, thread_id: str) -> EventLog:
+        log = self._logs.get(thread_id)
+        if log is None:
+            log = self._logs[thread_id] = EventLog(thread_id, self._store)
+        return log
+
+    def forget(self, thread_id: str) -> None:
+        log = self._logs.pop(thread_id, None)
+        if log is not None:
+            log.closed = True
+            log.wake()
+
+    def close(self) -> None:
+        """End every open stream (server shutdown)."""
+        self.closing = True
+        for log in self._logs.values():
+            log.closed = True
+            log.wake()
+
+
+def _frame(event: dict[str, Any]) -> bytes:
+    return f"id: {event['id']}\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+
+
+class SSEResponse:
+    """An ASGI response streaming one thread's events; stops as soon as the client disconnects."""
+
+    def __init__(
+        self,
+        hub: EventHub,
+        log: EventLog,
+        *,
+        after: int | None,
+        heartbeat: float,
+        faults: FaultInjector | None = None,
+        run_active: Any = None,
+    ) -> None:
+        self._hub = hub
+        self._log = log
+        # Fixed now, at accept time: "live only" means events after this connection was accepted.
+        self._cursor = len(log.events) if after is None else max(0, after)
+        self._heartbeat = heartbeat
+        self._faults = faults
+        self._run_active = run_active
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"text/event-stream; charset=utf-8"),
+                    (b"cache-control", b"no-cache"),
+                    (b"x-accel-buffering", b"no"),
+                ],
+            }
+        )
+        disconnected = False
+        async with anyio.create_task_group() as tg:
+
+            async def watch_disconnect() -> None:
+                nonlocal disconnected
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        disconnected = True
+                        tg.cancel_scope.cancel()
+                        return
+
+            tg.start_soon(watch_disconnect)
+            try:
+                await send({"type": "http.response.body", "body": b": connected\n\n", "more_body": True})
+                await self._stream(send)
+            except OSError:
+                disconnected = True
+            tg.cancel_scope.cancel()
+        if not disconnected:
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _stream(self, send: Any) -> None:
+        log = self._log
+        while not (log.closed or self._hub.closing):
+            pending = log.events[self._cursor :]
+            for event in pending:
+                await send({"type": "http.response.body", "body": _frame(event), "more_body": True})
+                self._cursor = int(event["id"])
+                mid_run = event["type"] not in ("run-finish", "error") and (
+                    self._run_active is None or self._run_active()
+                )
+                if mid_run and self._faults is not None and self._faults.drop():
+                    return
+            if pending:
+                continue
+            if not await log.wait(self._heartbeat):
+                await send({"type": "http.response.body", "body": b": heartbeat\n\n", "more_body": True})

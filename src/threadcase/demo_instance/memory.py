@@ -1,0 +1,130 @@
+"""Observational memory: the observer that compacts a long thread into observation rows.
+
+After a run, when the thread's *visible* messages (those after the cursor) exceed the chat's
+``observerThresholdTokens``, the platform queues a memory task that calls :func:`observe` over the
+visible messages and moves the cursor to the last one. From then on the agent sees only the
+observation rows plus the messages after the cursor — a fact the observer dropped is really gone.
+
+Priorities (the ``marker``):
+
+- ``CRITICAL``: a user sentence stating a name (quoted, or after "called"/"named"), a number, a
+  ``#channel``, an email address, a URL, or a rule ("always", "never", "must");
+- ``IMPORTANT``: what was built or changed (workflow/agent/table names and node types — never the
+  parameter values, so a dropped CRITICAL fact cannot leak back through them);
+- ``INFO``: a short gist of every other message.
+
+Misbehaviour ``forgets-after-compaction``: the observer keeps no CRITICAL rows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+__all__ = ["DEFAULT_THRESHOLD", "estimate_tokens", "message_text", "observe", "visible_tokens"]
+
+DEFAULT_THRESHOLD = 30_000
+
+_CRITICAL = [
+    re.compile(r"#[A-Za-z0-9][\w-]*"),
+    re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+"),
+    re.compile(r"https?://\S+"),
+    re.compile(r"\d"),
+    re.compile(r"\b(always|never|must|mustn't|don't ever)\b", re.IGNORECASE),
+    re.compile(r"[\"“'‘][^\"”'’]{2,}[\"”'’]"),
+    re.compile(r"\b(called|named)\s+\S+", re.IGNORECASE),
+]
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_BUILD_TOOLS = {
+    "build-workflow",
+    "rename-workflow",
+    "move-workflow",
+    "delete-workflow",
+    "build-agent",
+    "create-data-table",
+}
+
+
+def estimate_tokens(text: str) -> int:
+    """The demo's tokenizer: about four characters per token."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """Everything a model would read of a stored message: text blocks and tool-call payloads."""
+    parts: list[str] = []
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif block.get("type") == "tool-call":
+            payload = {k: block.get(k) for k in ("toolName", "input", "output")}
+            parts.append(json.dumps(payload, separators=(",", ":"), default=str))
+    return "\n".join(parts)
+
+
+def visible_tokens(messages: list[dict[str, Any]]) -> int:
+    return sum(estimate_tokens(message_text(m)) for m in messages)
+
+
+def _text_only(message: dict[str, Any]) -> str:
+    return "\n".join(
+        str(b.get("text", "")) for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"
+    ).strip()
+
+
+def _built_summary(block: dict[str, Any]) -> str | None:
+    tool = block.get("toolName")
+    if tool not in _BUILD_TOOLS:
+        return None
+    raw_output, raw_args = block.get("output"), block.get("input")
+    output: dict[str, Any] = raw_output if isinstance(raw_output, dict) else {}
+    args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
+    if tool == "build-workflow":
+        workflow = output.get("workflow") or args.get("workflow") or {}
+        types = sorted({str(n.get("type", "")).rsplit(".", 1)[-1] for n in workflow.get("nodes", [])})
+        verb = "Edited" if args.get("workflowId") else "Built"
+        return f"{verb} workflow {workflow.get('name')!r} ({output.get('workflowId')}) with nodes: {', '.join(types)}"
+    if tool == "build-agent":
+        config = output.get("config") or {}
+        skills = ", ".join(output.get("skills") or {})
+        return f"Built agent {config.get('name')!r} ({output.get('agentId')}) with skills: {skills}"
+    if tool == "create-data-table":
+        table = output.get("table") or {}
+        return f"Created data table {table.get('name')!r} ({table.get('id')})"
+    return f"Ran {tool} on workflow {args.get('workflowId')}"
+
+
+def _row(marker: str, text: str) -> dict[str, Any]:
+    return {"marker": marker, "text": text, "tokenCount": estimate_tokens(text)}
+
+
+def observe(messages: list[dict[str, Any]], *, misbehaviours: frozenset[str] = frozenset()) -> list[dict[str, Any]]:
+    """Observation rows for ``messages`` (in order), as the demo observer writes them."""
+    rows: list[dict[str, Any]] = []
+    for message in messages:
+        role = message.get("role")
+        text = _text_only(message)
+        if role == "user":
+            critical = [s.strip() for s in _SENTENCE.split(text) if s.strip() and any(p.search(s) for p in _CRITICAL)]
+            for sentence in critical:
+                rows.append(_row("CRITICAL", f"User stated: {sentence}"))
+            if not critical and text:
+                rows.append(_row("INFO", f"User asked: {text[:160]}"))
+            continue
+        built = [
+            s
+            for b in message.get("content") or []
+            if isinstance(b, dict) and b.get("type") == "tool-call"
+            for s in [_built_summary(b)]
+            if s
+        ]
+        rows.extend(_row("IMPORTANT", s) for s in built)
+        if text and not built:
+            rows.append(_row("INFO", f"Assistant said: {text[:160]}"))
+    if "forgets-after-compaction" in misbehaviours:
+        rows = [row for row in rows if row["marker"] != "CRITICAL"]
+    return rows

@@ -1,0 +1,198 @@
+"""The demo instance's state: storage, accounts and sessions, event hub, runs, faults, traces.
+
+One :class:`Platform` per app (``app.state.platform``); routes reach everything through it. Also the
+small helpers every route uses: who is calling (:meth:`Platform.user`), whose thread this is
+(:meth:`Platform.thread_for`), body parsing with 422s that name the field (:func:`parse_body`) and the
+``{"data": ...}`` envelope (:func:`ok`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import shutil
+import tempfile
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from anyio.lowlevel import EventLoopToken
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ValidationError
+
+from threadcase.demo_instance.agent.protocol import BuilderAgent
+from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.events import EventHub, utc_now
+from threadcase.demo_instance.faults import FaultInjector
+from threadcase.demo_instance.runs import RunManager, _validation_message
+from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
+from threadcase.demo_instance.storage import Store
+from threadcase.demo_instance.traces import TraceWriter
+
+__all__ = ["AUTH_COOKIE", "Platform", "User", "ok", "parse_body", "parse_misbehaviours"]
+
+AUTH_COOKIE = "n8n-auth"
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class User:
+    id: str
+    email: str
+    is_owner: bool
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "email": self.email,
+            "firstName": "Demo",
+            "lastName": "Owner" if self.is_owner else "Member",
+            "isOwner": self.is_owner,
+            "role": "global:owner" if self.is_owner else "global:member",
+            "globalScopes": ["instanceAi:message", "instanceAi:eval"] if self.is_owner else ["instanceAi:message"],
+        }
+
+
+def _user_id(email: str) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"threadcase-demo:{email.lower()}"))
+
+
+class Platform:
+    """Everything one running demo instance holds."""
+
+    def __init__(self, settings: DemoSettings, agent: BuilderAgent | None) -> None:
+        self.settings = settings
+        self._tmpdir: Path | None = None
+        if settings.db_path is None:
+            self._tmpdir = Path(tempfile.mkdtemp(prefix="threadcase-demo-"))
+            db_path = self._tmpdir / "demo.sqlite"
+        else:
+            db_path = settings.db_path
+            db_path.parent.mkdir(parents=True, exist_ok=True)
+        self.store = Store(db_path)
+        self.hub = EventHub(self.store)
+        self.faults = FaultInjector(settings.faults, settings.seed) if settings.faults > 0 else None
+        tracer = TraceWriter(settings.trace_to, settings.trace_project) if settings.trace_to else None
+        self.runs = RunManager(settings=settings, store=self.store, hub=self.hub, agent=agent, tracer=tracer)
+        self.token: EventLoopToken | None = None
+        # Passwords are compared by digest so the plain text is not kept beyond settings.
+        self._accounts: dict[str, tuple[User, bytes]] = {}
+        self._sessions: dict[str, User] = {}
+        accounts = [(settings.email, settings.password.get_secret_value(), True)]
+        accounts += [(email, pw.get_secret_value(), False) for email, pw in settings.members.items()]
+        for email, password, is_owner in accounts:
+            user = User(_user_id(email), email, is_owner)
+            self._accounts[email.lower()] = (user, hashlib.sha256(password.encode()).digest())
+            self._ensure_user(user)
+
+    def _ensure_user(self, user: User) -> None:
+        with self.store.tx():
+            if self.store.get("users", user.id) is None:
+                self.store.insert("users", user.id, user.public(), scope=None)
+            if not any(p["type"] == "personal" for p in self.store.list("projects", user.id)):
+                project = {
+                    "id": f"proj_{uuid.uuid4().hex[:16]}",
+                    "name": f"Demo {'Owner' if user.is_owner else 'Member'} <{user.email}>",
+                    "type": "personal",
+                    "ownerId": user.id,
+                    "createdAt": utc_now(),
+                }
+                self.store.insert("projects", project["id"], project, scope=user.id)
+
+    # --- auth -----------------------------------------------------------------------------------
+
+    def login(self, email: str, password: str) -> tuple[str, User]:
+        entry = self._accounts.get(email.lower())
+        digest = hashlib.sha256(password.encode()).digest()
+        if entry is None or not secrets.compare_digest(entry[1], digest):
+            raise ApiError(401, "Wrong username or password. Do you have caps lock on?")
+        token = secrets.token_urlsafe(32)
+        self._sessions[token] = entry[0]
+        return token, entry[0]
+
+    def logout(self, token: str | None) -> None:
+        if token:
+            self._sessions.pop(token, None)
+
+    def user(self, request: Request) -> User:
+        """The logged-in caller, or 401."""
+        user = self._sessions.get(request.cookies.get(AUTH_COOKIE, ""))
+        if user is None:
+            raise ApiError(401, "Unauthorized: log in with POST /rest/login first (n8n-auth cookie missing or expired)")
+        return user
+
+    def owner(self, request: Request) -> User:
+        """The logged-in caller if they are the owner (eval routes), else 401/403."""
+        user = self.user(request)
+        if not user.is_owner:
+            raise ApiError(403, "Forbidden: eval routes need the instanceAi:eval scope (owner only)")
+        return user
+
+    # --- ownership ------------------------------------------------------------------------------
+
+    def personal_project(self, user: User) -> dict[str, Any]:
+        return next(p for p in self.store.list("projects", user.id) if p["type"] == "personal")
+
+    def project_for(self, user: User, project_id: str) -> dict[str, Any]:
+        project = self.store.get("projects", project_id)
+        if project is None:
+            raise ApiError(404, f"project {project_id!r} not found")
+        if project.get("ownerId") != user.id:
+            raise ApiError(403, f"project {project_id!r} belongs to another user")
+        return project
+
+    def thread_for(self, user: User, thread_id: str) -> dict[str, Any]:
+        thread = self.store.get("threads", thread_id)
+        if thread is None:
+            raise ApiError(404, f"thread {thread_id!r} not found; create it with POST /rest/instance-ai/threads")
+        if thread.get("ownerId") != user.id:
+            raise ApiError(403, f"thread {thread_id!r} belongs to another user")
+        return thread
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def begin_close(self) -> None:
+        """End open event streams and pending runs (call on the server's loop)."""
+        self.hub.close()
+        for thread_id in list(self.runs.active):
+            self.runs.cancel(thread_id)
+
+    def close(self) -> None:
+        self.store.close()
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+
+
+async def parse_body(request: Request, model: type[M], what: str) -> M:
+    """The request body validated with ``model``; a bad body is a 422 naming the field and value."""
+    raw = await request.body()
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ApiError(422, f"invalid {what}: the body is not JSON ({exc.msg} at position {exc.pos})") from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ApiError(422, _validation_message(exc, what)) from None
+
+
+def parse_misbehaviours(names: Any, where: str) -> frozenset[str]:
+    """Misbehaviour names from a header or sourceContext; unknown names are a 422."""
+    if names is None:
+        return frozenset()
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ApiError(422, f"{where} must be a list of misbehaviour names, got {names!r}")
+    unknown = sorted(set(names) - MISBEHAVIOURS)
+    if unknown:
+        raise ApiError(422, f"{where}: unknown misbehaviour {unknown[0]!r}; known: {', '.join(sorted(MISBEHAVIOURS))}")
+    return frozenset(names)
+
+
+def ok(data: Any, status: int = 200, **extra: Any) -> JSONResponse:
+    """The n8n envelope: ``{"data": ...}`` (plus e.g. ``count`` for paginated lists)."""
+    return JSONResponse({"data": data, **extra}, status_code=status)

@@ -1,0 +1,587 @@
+"""Run orchestration: one agent turn per chat message, as a background task of the server.
+
+A chat stores the user message, emits ``run-start`` and starts the turn; the agent acts only through
+:class:`RunContext` (the platform's ``AgentContext``). Whatever happens — completion, cancellation,
+an agent crash — the run ends with exactly one ``run-finish`` ``{runId, status}``, emitted *after*
+the thread is idle again and after any memory task is queued, so a client reacting to ``run-finish``
+immediately sees the true thread status and may send its next message at once.
+
+Token accounting: one LLM step per ``call_tool`` and ``ask`` and one final step; input = instructions
++ tool schemas + observations + visible history + this run so far; cached input = what the previous
+step of this thread already read (the static prefix only, after compaction changed the history);
+output = what the agent wrote since the previous step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import TypeAdapter, ValidationError
+
+from threadcase.demo_instance.agent.protocol import BuilderAgent, HistoryMessage, ToolFailed, TurnInput
+from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.events import EventHub, utc_now
+from threadcase.demo_instance.memory import DEFAULT_THRESHOLD, estimate_tokens, observe, visible_tokens
+from threadcase.demo_instance.settings import DemoSettings
+from threadcase.demo_instance.storage import Store
+from threadcase.demo_instance.tools import TOOL_SCHEMAS, ToolError, ToolScope, run_tool
+from threadcase.demo_instance.traces import TraceWriter, turn_runs
+from threadcase.wire import ConfirmationRequest, ConfirmBody, Observation
+
+__all__ = ["INSTRUCTIONS_TOKENS", "RunContext", "RunManager", "visible_messages"]
+
+INSTRUCTIONS_TOKENS = 1_800
+"""The size of the builder's system prompt, as if it had one."""
+TOOL_SCHEMA_TOKENS = estimate_tokens(json.dumps(TOOL_SCHEMAS))
+STATIC_TOKENS = INSTRUCTIONS_TOKENS + TOOL_SCHEMA_TOKENS
+
+_CONFIRM = TypeAdapter(ConfirmBody)
+
+
+def visible_messages(store: Store, thread_id: str) -> list[dict[str, Any]]:
+    """The thread's messages after the observation cursor (all of them before any compaction)."""
+    messages = store.list("messages", thread_id)
+    cursor = store.get("cursors", thread_id)
+    if cursor is None:
+        return messages
+    last = cursor["lastObservedMessageId"]
+    for index, message in enumerate(messages):
+        if message.get("id") == last:
+            return messages[index + 1 :]
+    return messages
+
+
+def _history(message: dict[str, Any]) -> HistoryMessage | None:
+    role = message.get("role")
+    if role not in ("user", "assistant"):
+        return None
+    blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+    return HistoryMessage(
+        id=str(message.get("id")),
+        role=role,
+        text="".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"),
+        tool_calls=[
+            {"toolName": b.get("toolName"), "args": b.get("input"), "result": b.get("output")}
+            for b in blocks
+            if b.get("type") == "tool-call"
+        ],
+        seeded=bool(message.get("seeded")),
+        created_at=str(message.get("createdAt") or ""),
+    )
+
+
+@dataclass
+class Waiter:
+    """A widget waiting for its confirm."""
+
+    request_id: str
+    thread_id: str
+    owner_id: str
+    run_id: str
+    event: anyio.Event = field(default_factory=anyio.Event)
+    body: dict[str, Any] | None = None
+    closed: bool = False
+
+
+@dataclass
+class ActiveRun:
+    run_id: str
+    thread_id: str
+    owner_id: str
+    message: str
+    started_at: str
+    misbehaviours: frozenset[str]
+    threshold: int
+    scope: anyio.CancelScope | None = None
+    cancel_requested: bool = False
+    blocks: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    spawned: list[str] = field(default_factory=list)
+    said: str = ""
+    base_tokens: int = 0
+    prefix_key: str = ""
+    run_tokens: int = 0
+    pending_output: str = ""
+    step_count: int = 0
+
+
+class RunContext:
+    """The platform's ``AgentContext`` for one run."""
+
+    def __init__(self, manager: RunManager, run: ActiveRun, scope: ToolScope) -> None:
+        self._m = manager
+        self._run = run
+        self._scope = scope
+
+    async def _latency(self) -> None:
+        if self._m.settings.latency_ms:
+            await anyio.sleep(self._m.settings.latency_ms / 1000)
+
+    def _emit(self, type: str, payload: dict[str, Any]) -> None:
+        self._m.hub.log(self._run.thread_id).append(type, payload, run_id=self._run.run_id)
+
+    async def say(self, text: str) -> None:
+        await self._latency()
+        run = self._run
+        if run.said and text and not run.said[-1].isspace() and not text[0].isspace():
+            # Separate two utterances the way a client concatenating deltas would want to read them.
+            text = "\n\n" + text
+        run.said += text
+        run.pending_output += text
+        if run.blocks and run.blocks[-1].get("type") == "text":
+            run.blocks[-1]["text"] += text
+        else:
+            run.blocks.append({"type": "text", "text": text})
+        self._emit("text-delta", {"text": text})
+
+    async def call_tool(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        await self._latency()
+        run = self._run
+        call_id = f"call_{uuid.uuid4().hex[:16]}"
+        self._m.record_step(run, "tool-calls", json.dumps({"tool": name, "args": args}, default=str))
+        started = utc_now()
+        self._emit("tool-call", {"toolCallId": call_id, "toolName": name, "args": args})
+        # A tool runs against the thread as it is now (an allowlist may have been re-pinned mid-run).
+        thread = self._m.store.get("threads", run.thread_id) or self._scope.thread
+        scope = ToolScope(self._m.store, thread, self._scope.owner_id)
+        try:
+            result = run_tool(scope, name, args)
+        except ToolError as exc:
+            message = str(exc)
+            self._emit("tool-error", {"toolCallId": call_id, "toolName": name, "error": message})
+            self._record_call(call_id, name, args, None, message, started)
+            raise ToolFailed(message) from None
+        self._emit("tool-result", {"toolCallId": call_id, "toolName": name, "result": result})
+        self._record_call(call_id, name, args, result, None, started)
+        return result
+
+    def _record_call(
+        self, call_id: str, name: str, args: dict[str, Any], result: Any, error: str | None, started: str
+    ) -> None:
+        run = self._run
+        block: dict[str, Any] = {
+            "type": "tool-call",
+            "toolCallId": call_id,
+            "toolName": name,
+            "state": "resolved" if error is None else "error",
+            "input": args,
+            "output": result if error is None else {"error": error},
+        }
+        run.blocks.append(block)
+        run.calls.append(
+            {
+                "toolName": name,
+                "input": args,
+                "output": result,
+                "error": error,
+                "startedAt": started,
+                "endedAt": utc_now(),
+            }
+        )
+        run.run_tokens += estimate_tokens(json.dumps(block["output"], default=str))
+
+    async def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        await self._latency()
+        run = self._run
+        request_id = f"req_{uuid.uuid4().hex}"
+        payload = {**request, "requestId": request_id}
+        ConfirmationRequest.model_validate(payload)  # an agent bug surfaces here, not in a client
+        self._m.record_step(run, "tool-calls", json.dumps(request, default=str))
+        waiter = Waiter(request_id, run.thread_id, run.owner_id, run.run_id)
+        self._m.waiters[request_id] = waiter
+        started = utc_now()
+        self._emit("confirmation-request", payload)
+        try:
+            await waiter.event.wait()
+        finally:
+            waiter.closed = True
+        assert waiter.body is not None
+        answer = waiter.body
+        run.blocks.append(
+            {
+                "type": "tool-call",
+                "toolCallId": request_id,
+                "toolName": "ask-user",
+                "state": "resolved",
+                "input": request,
+                "output": answer,
+            }
+        )
+        run.calls.append(
+            {
+                "toolName": "ask-user",
+                "input": request,
+                "output": answer,
+                "error": None,
+                "startedAt": started,
+                "endedAt": utc_now(),
+            }
+        )
+        run.run_tokens += estimate_tokens(json.dumps(answer))
+        return answer
+
+    async def spawn(self, role: str, target: dict[str, Any] | None = None) -> str:
+        agent_id = f"agent-{uuid.uuid4().hex[:12]}"
+        self._run.spawned.append(agent_id)
+        payload: dict[str, Any] = {"agentId": agent_id, "role": role}
+        if target is not None:
+            payload["targetResource"] = target
+        self._emit("agent-spawned", payload)
+        return agent_id
+
+    async def complete(self, agent_id: str) -> None:
+        if agent_id in self._run.spawned:
+            self._run.spawned.remove(agent_id)
+            self._emit("agent-completed", {"agentId": agent_id})
+
+
+class RunManager:
+    """Starts, cancels and finishes runs; holds pending widgets and memory tasks."""
+
+    def __init__(
+        self,
+        *,
+        settings: DemoSettings,
+        store: Store,
+        hub: EventHub,
+        agent: BuilderAgent | None,
+        tracer: TraceWriter | None,
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.hub = hub
+        self._agent = agent
+        self.tracer = tracer
+        self.active: dict[str, ActiveRun] = {}
+        self.waiters: dict[str, Waiter] = {}
+        self.memory_tasks: dict[str, list[dict[str, Any]]] = {}
+        self._memory_idle: dict[str, anyio.Event] = {}
+        self._last_step: dict[str, tuple[str, int]] = {}
+        self.tg: TaskGroup | None = None
+
+    # --- agent ----------------------------------------------------------------------------------
+
+    def agent(self) -> BuilderAgent:
+        if self._agent is None:
+            # Resolved on first use so the platform starts (and its tests run) without the builder.
+            module = importlib.import_module("threadcase.demo_instance.agent")
+            run_turn = getattr(module, "run_turn", None)
+            if run_turn is None:
+                raise RuntimeError(
+                    "the rule-based builder agent is not installed (threadcase.demo_instance.agent.run_turn)"
+                )
+            self._agent = run_turn
+        return self._agent
+
+    # --- status ---------------------------------------------------------------------------------
+
+    def status(self, thread_id: str) -> dict[str, Any]:
+        run = self.active.get(thread_id)
+        return {
+            "threadId": thread_id,
+            "status": "running" if run else "idle",
+            "activeRunId": run.run_id if run else None,
+            "backgroundTasks": [{"taskId": a, "status": "running"} for a in (run.spawned if run else [])],
+            "memoryTasks": [dict(t) for t in self.memory_tasks.get(thread_id, [])],
+        }
+
+    # --- chat -----------------------------------------------------------------------------------
+
+    def start(
+        self,
+        thread: dict[str, Any],
+        *,
+        owner_id: str,
+        message: str,
+        attachments: list[dict[str, Any]],
+        mode: str | None,
+        context: dict[str, Any] | None,
+        threshold: int | None,
+        misbehaviours: frozenset[str],
+    ) -> str:
+        thread_id = str(thread["id"])
+        if thread_id in self.active:
+            raise ApiError(409, f"thread {thread_id} already has a run in progress; wait for run-finish or cancel it")
+        if self.tg is None:
+            raise ApiError(503, "the demo instance is shutting down")
+        run_id = f"run_{uuid.uuid4().hex}"
+        now = utc_now()
+        run = ActiveRun(
+            run_id=run_id,
+            thread_id=thread_id,
+            owner_id=owner_id,
+            message=message,
+            started_at=now,
+            misbehaviours=misbehaviours,
+            threshold=threshold or int(thread.get("observerThresholdTokens") or DEFAULT_THRESHOLD),
+        )
+        content: list[dict[str, Any]] = [{"type": "text", "text": message}]
+        if attachments:
+            content.append({"type": "attachments", "attachments": attachments})
+        user_message = {
+            "id": f"msg_{uuid.uuid4().hex}",
+            "role": "user",
+            "type": "llm",
+            "content": content,
+            "createdAt": now,
+            "seeded": False,
+        }
+        with self.store.tx():
+            self.store.insert("messages", str(user_message["id"]), user_message, scope=thread_id)
+            self.store.insert(
+                "runs",
+                run_id,
+                {"runId": run_id, "threadId": thread_id, "startedAt": now, "status": "running", "label": message[:80]},
+                scope=thread_id,
+            )
+            if threshold:
+                thread["observerThresholdTokens"] = threshold
+                self.store.put("threads", thread_id, thread, scope=owner_id)
+        self.active[thread_id] = run
+        self.hub.log(thread_id).append("run-start", {"runId": run_id}, run_id=run_id)
+        turn_args = {
+            "attachments": attachments,
+            "context": context,
+            "mode": mode or "progressive",
+            "user_message_id": user_message["id"],
+        }
+        self.tg.start_soon(self._execute, run, turn_args)
+        return run_id
+
+    def cancel(self, thread_id: str) -> bool:
+        run = self.active.get(thread_id)
+        if run is None:
+            return False
+        run.cancel_requested = True
+        if run.scope is not None:
+            run.scope.cancel()
+        return True
+
+    # --- confirm --------------------------------------------------------------------------------
+
+    def confirm(self, request_id: str, raw: Any, *, user_id: str) -> None:
+        waiter = self.waiters.get(request_id)
+        if waiter is None or waiter.owner_id != user_id:
+            raise ApiError(404, f"confirmation request {request_id!r} not found (it was never asked on your threads)")
+        try:
+            body = _CONFIRM.validate_python(raw)
+        except ValidationError as exc:
+            raise ApiError(422, _validation_message(exc, "confirm body")) from None
+        as_dict = body.model_dump(exclude_none=True)
+        if waiter.body is not None:
+            if waiter.body == as_dict:
+                return  # idempotent: the same answer twice is one delivery
+            raise ApiError(409, f"confirmation request {request_id!r} was already answered with a different body")
+        if waiter.closed:
+            raise ApiError(409, f"confirmation request {request_id!r} is no longer pending (its run ended)")
+        waiter.body = as_dict
+        waiter.event.set()
+
+    # --- tokens ---------------------------------------------------------------------------------
+
+    def record_step(self, run: ActiveRun, finish: str, written: str) -> None:
+        run.pending_output += written
+        output_tokens = estimate_tokens(run.pending_output)
+        input_tokens = run.base_tokens + run.run_tokens
+        previous = self._last_step.get(run.thread_id)
+        if previous is None:
+            cached = 0
+        elif previous[0] == run.prefix_key:
+            cached = min(previous[1], input_tokens)
+        else:
+            cached = min(STATIC_TOKENS, input_tokens)
+        self._last_step[run.thread_id] = (run.prefix_key, input_tokens)
+        step = {
+            "stepIndex": run.step_count,
+            "createdAt": utc_now(),
+            "output": {
+                "text": run.pending_output,
+                "finishReason": finish,
+                "usage": {
+                    "inputTokens": input_tokens,
+                    "outputTokens": output_tokens,
+                    "cachedInputTokens": cached,
+                    "cacheWriteTokens": input_tokens - cached,
+                },
+                "providerMetadata": {"demo": {"estimate": "chars/4"}},
+            },
+        }
+        self.store.insert("steps", f"{run.step_count:06d}", step, scope=run.run_id)
+        run.step_count += 1
+        run.run_tokens += output_tokens
+        run.pending_output = ""
+
+    # --- the run itself -------------------------------------------------------------------------
+
+    async def _execute(self, run: ActiveRun, turn_args: dict[str, Any]) -> None:
+        status, reason = "completed", None
+        turn: TurnInput | None = None
+        try:
+            idle = self._memory_idle.get(run.thread_id)
+            if idle is not None:
+                await idle.wait()  # a compaction in flight decides what this turn may see
+            thread = self.store.get("threads", run.thread_id)
+            if thread is None:
+                raise RuntimeError("thread was deleted")
+            turn = self._turn_input(run, thread, turn_args)
+            ctx = RunContext(self, run, ToolScope(self.store, thread, run.owner_id))
+            with anyio.CancelScope() as scope:
+                run.scope = scope
+                if run.cancel_requested:
+                    scope.cancel()
+                await self.agent()(turn, ctx)
+            if scope.cancelled_caught:
+                status, reason = "cancelled", "cancelled by the user"
+            else:
+                self.record_step(run, "stop", "")
+        except Exception as exc:
+            status, reason = "error", f"{type(exc).__name__}: {exc}"
+        # Synchronous on purpose: nothing can interrupt finishing, so run-finish is always emitted.
+        self._finish(run, status, reason, turn)
+
+    def _turn_input(self, run: ActiveRun, thread: dict[str, Any], turn_args: dict[str, Any]) -> TurnInput:
+        visible = [
+            m for m in visible_messages(self.store, run.thread_id) if m.get("id") != turn_args["user_message_id"]
+        ]
+        observations = [Observation.model_validate(o) for o in self.store.list("observations", run.thread_id)]
+        history = [h for h in (_history(m) for m in visible) if h is not None]
+        obs_tokens = sum(estimate_tokens(o.text) for o in observations)
+        run.base_tokens = STATIC_TOKENS + obs_tokens + visible_tokens(visible)
+        cursor = self.store.get("cursors", run.thread_id) or {}
+        run.prefix_key = hashlib.sha1(
+            json.dumps([cursor.get("lastObservedMessageId"), len(observations)]).encode()
+        ).hexdigest()
+        run.run_tokens = estimate_tokens(run.message)
+        return TurnInput(
+            thread_id=run.thread_id,
+            project_id=str(thread["projectId"]),
+            run_id=run.run_id,
+            message=run.message,
+            attachments=turn_args["attachments"],
+            context=turn_args["context"],
+            mode=turn_args["mode"],
+            history=history,
+            observations=observations,
+            misbehaviours=run.misbehaviours,
+            state=dict(thread.get("agentState") or {}),
+        )
+
+    def _finish(self, run: ActiveRun, status: str, reason: str | None, turn: TurnInput | None) -> None:
+        log = self.hub.log(run.thread_id)
+        for request_id, waiter in list(self.waiters.items()):
+            if waiter.run_id == run.run_id:
+                waiter.closed = True
+                if waiter.body is None:
+                    del self.waiters[request_id]
+        for agent_id in list(run.spawned):
+            log.append("agent-completed", {"agentId": agent_id}, run_id=run.run_id)
+        run.spawned.clear()
+        if status == "error":
+            log.append("error", {"message": reason or "the agent failed"}, run_id=run.run_id)
+        memory_task = None
+        thread = self.store.get("threads", run.thread_id)
+        if thread is not None:
+            with self.store.tx():
+                if run.blocks:
+                    message = {
+                        "id": f"msg_{uuid.uuid4().hex}",
+                        "role": "assistant",
+                        "type": "llm",
+                        "content": run.blocks,
+                        "createdAt": utc_now(),
+                        "seeded": False,
+                        "runId": run.run_id,
+                    }
+                    self.store.insert("messages", str(message["id"]), message, scope=run.thread_id)
+                if turn is not None:
+                    thread["agentState"] = turn.state
+                    self.store.put("threads", run.thread_id, thread, scope=thread.get("ownerId"))
+                doc = self.store.get("runs", run.run_id) or {"runId": run.run_id}
+                doc.update(status=status, finishedAt=utc_now(), reason=reason)
+                self.store.put("runs", run.run_id, doc, scope=run.thread_id)
+            if status == "completed":
+                memory_task = self._maybe_queue_memory(run)
+        self.active.pop(run.thread_id, None)
+        finish: dict[str, Any] = {"runId": run.run_id, "status": status}
+        if reason:
+            finish["reason"] = reason
+        log.append("run-finish", finish, run_id=run.run_id)
+        if self.tracer is not None:
+            self.tracer.write(
+                turn_runs(
+                    thread_id=run.thread_id,
+                    project=self.tracer.project,
+                    message=run.message,
+                    response=run.said,
+                    start_time=run.started_at,
+                    end_time=utc_now(),
+                    status=status,
+                    tool_calls=run.calls,
+                    run_id=run.run_id,
+                )
+            )
+        if memory_task is not None and self.tg is not None:
+            self.tg.start_soon(self._run_memory, run.thread_id, memory_task, run.misbehaviours)
+
+    # --- memory ---------------------------------------------------------------------------------
+
+    def _maybe_queue_memory(self, run: ActiveRun) -> dict[str, Any] | None:
+        visible = visible_messages(self.store, run.thread_id)
+        if not visible or visible_tokens(visible) <= run.threshold:
+            return None
+        task = {"taskId": f"mem_{uuid.uuid4().hex[:12]}", "taskKind": "observer", "status": "queued"}
+        tasks = self.memory_tasks.setdefault(run.thread_id, [])
+        tasks.append(task)
+        del tasks[:-5]  # keep the recent ones visible; old completed tasks are noise
+        self._memory_idle[run.thread_id] = anyio.Event()
+        return task
+
+    async def _run_memory(self, thread_id: str, task: dict[str, Any], misbehaviours: frozenset[str]) -> None:
+        try:
+            task["status"] = "running"
+            await anyio.sleep(self.settings.memory_task_seconds)
+            with self.store.tx():
+                if self.store.get("threads", thread_id) is None:
+                    task["status"] = "failed"
+                    return
+                visible = visible_messages(self.store, thread_id)
+                start = self.store.count("observations", thread_id)
+                for offset, row in enumerate(observe(visible, misbehaviours=misbehaviours)):
+                    self.store.insert("observations", f"{start + offset:06d}", row, scope=thread_id)
+                if visible:
+                    last = visible[-1]
+                    self.store.put(
+                        "cursors",
+                        thread_id,
+                        {"lastObservedMessageId": last["id"], "lastObservedAt": last.get("createdAt") or utc_now()},
+                        scope=thread_id,
+                    )
+            task["status"] = "completed"
+        except Exception:
+            task["status"] = "failed"
+        finally:
+            idle = self._memory_idle.pop(thread_id, None)
+            if idle is not None:
+                idle.set()
+
+    def forget_thread(self, thread_id: str) -> None:
+        self.cancel(thread_id)
+        self.memory_tasks.pop(thread_id, None)
+        self._last_step.pop(thread_id, None)
+
+
+def _validation_message(exc: ValidationError, what: str) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(body)"
+    shown = repr(first.get("input"))
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+    return f"invalid {what}: {where}: {first['msg']} (got {shown}){more}"

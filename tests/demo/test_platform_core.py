@@ -1,0 +1,269 @@
+"""Contract tests of the demo platform's core: auth, threads, chat, the event stream, confirm, cancel."""
+
+from __future__ import annotations
+
+import json
+
+import anyio
+import httpx
+import pytest
+
+from tests.demo.conftest import (
+    MEMBER,
+    MEMBER_PASSWORD,
+    ScriptedAgent,
+    chat,
+    data,
+    events,
+    finished,
+    new_thread,
+    server,
+    session,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_health_and_login(demo: str) -> None:
+    async with httpx.AsyncClient(base_url=demo) as client:
+        assert (await client.get("/healthz/readiness")).status_code == 200
+        wrong = await client.post("/rest/login", json={"emailOrLdapLoginId": "owner@threadcase.dev", "password": "x"})
+        assert wrong.status_code == 401
+        assert "threadcase-demo" not in wrong.text
+        good = await client.post(
+            "/rest/login", json={"emailOrLdapLoginId": "owner@threadcase.dev", "password": "threadcase-demo"}
+        )
+        user = data(good)
+        assert user["isOwner"] is True
+        assert "n8n-auth" in good.cookies
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/rest/projects/personal"),
+        ("GET", "/rest/workflows"),
+        ("GET", "/rest/credentials"),
+        ("POST", "/rest/instance-ai/threads"),
+        ("POST", "/rest/instance-ai/chat/t1"),
+        ("GET", "/rest/instance-ai/events/t1"),
+        ("POST", "/rest/instance-ai/confirm/r1"),
+        ("POST", "/rest/instance-ai/eval/restore-thread"),
+        ("GET", "/rest/instance-ai/debug/runs/r1"),
+    ],
+)
+async def test_every_rest_route_needs_the_cookie(demo: str, method: str, path: str) -> None:
+    async with httpx.AsyncClient(base_url=demo) as client:
+        response = await client.request(method, path, json={})
+    assert response.status_code == 401, response.text
+    assert "log in" in response.json()["message"]
+
+
+async def test_bad_bodies_are_422_with_the_field_named(owner: httpx.AsyncClient) -> None:
+    bad = await owner.post("/rest/instance-ai/threads", json={"projectId": "x"})
+    assert bad.status_code == 422
+    assert "threadId" in bad.json()["message"]
+    not_json = await owner.post(
+        "/rest/instance-ai/threads", content=b"{nope", headers={"content-type": "application/json"}
+    )
+    assert not_json.status_code == 422
+    await new_thread(owner, "t-422")
+    unknown = await owner.post("/rest/instance-ai/chat/t-422", json={"message": "hi", "colour": "red"})
+    assert unknown.status_code == 422
+    assert "colour" in unknown.json()["message"]
+    low = await owner.post("/rest/instance-ai/chat/t-422", json={"message": "hi", "observerThresholdTokens": 5})
+    assert low.status_code == 422
+    assert "observerThresholdTokens" in low.json()["message"]
+    empty = await owner.post("/rest/instance-ai/chat/t-422", json={"message": "  "})
+    assert empty.status_code == 422
+    bad_confirm = await owner.post("/rest/instance-ai/confirm/r1", json={"kind": "nope"})
+    assert bad_confirm.status_code in (404, 422)
+    misbehave = await owner.post(
+        "/rest/instance-ai/threads",
+        json={"threadId": "t-mb", "sourceContext": {"demoMisbehave": ["sulks"]}},
+    )
+    assert misbehave.status_code == 422
+    assert "sulks" in misbehave.json()["message"]
+
+
+async def test_chat_streams_events_with_ids_and_stores_messages(owner: httpx.AsyncClient, agent: ScriptedAgent) -> None:
+    await new_thread(owner, "t-chat")
+    async with events(owner, "t-chat") as reader:
+        run_id = await chat(owner, "t-chat", [{"say": "Hello"}, {"say": "there."}])
+        seen = await reader.until(finished)
+    types = [e["type"] for e in seen]
+    assert types == ["run-start", "text-delta", "text-delta", "run-finish"]
+    assert [int(e["id"]) for e in seen] == [1, 2, 3, 4]
+    assert seen[-1]["payload"] == {"runId": run_id, "status": "completed"}
+    assert all(e["runId"] == run_id for e in seen)
+    messages = data(await owner.get("/rest/instance-ai/threads/t-chat/messages"))
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert messages[1]["content"][0]["text"] == "Hello\n\nthere."
+    status = data(await owner.get("/rest/instance-ai/threads/t-chat/status"))
+    assert status["status"] == "idle"
+    assert agent.turns[0].thread_id == "t-chat"
+
+
+async def test_stream_without_last_event_id_is_live_only_and_resume_replays(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-resume")
+    async with events(owner, "t-resume") as reader:
+        await chat(owner, "t-resume", [{"say": "one"}])
+        first = await reader.until(finished)
+    async with events(owner, "t-resume") as reader:
+        await chat(owner, "t-resume", [{"say": "two"}])
+        second = await reader.until(finished)
+    # Live only: the second connection never saw the first run's events.
+    assert int(second[0]["id"]) == int(first[-1]["id"]) + 1
+    # Resume: everything after id 2, in order, then live.
+    async with events(owner, "t-resume", last_event_id="2") as reader:
+        replayed = await reader.until(lambda e: e["id"] == second[-1]["id"])
+        assert [int(e["id"]) for e in replayed] == list(range(3, int(second[-1]["id"]) + 1))
+        await chat(owner, "t-resume", "three")
+        live = await reader.until(finished)
+        assert live[0]["type"] == "run-start"
+    bad = await owner.get("/rest/instance-ai/events/t-resume", headers={"Last-Event-ID": "abc"})
+    assert bad.status_code == 422
+
+
+async def test_heartbeat_comments_keep_an_idle_stream_alive(agent: ScriptedAgent) -> None:
+    async with server(agent, heartbeat_seconds=0.05) as url, session(url) as client:
+        await new_thread(client, "t-hb")
+        async with events(client, "t-hb") as reader:
+            with anyio.move_on_after(0.3):
+                await reader.next(within=1.0)
+            assert any("heartbeat" in c for c in reader.comments)
+
+
+async def test_tool_calls_and_errors_are_streamed(owner: httpx.AsyncClient, agent: ScriptedAgent) -> None:
+    await new_thread(owner, "t-tools")
+    script = [
+        {"tool": "list-workflows", "args": {}},
+        {"tool": "get-workflow", "args": {"workflowId": "missing"}},
+        {"say": "done"},
+    ]
+    async with events(owner, "t-tools") as reader:
+        await chat(owner, "t-tools", script)
+        seen = await reader.until(finished)
+    types = [e["type"] for e in seen]
+    assert types == [
+        "run-start",
+        "tool-call",
+        "tool-result",
+        "tool-call",
+        "tool-error",
+        "text-delta",
+        "text-delta",
+        "run-finish",
+    ]
+    call, result = seen[1], seen[2]
+    assert call["payload"]["toolName"] == "list-workflows"
+    assert result["payload"]["toolCallId"] == call["payload"]["toolCallId"]
+    assert result["payload"]["result"] == {"workflows": []}
+    assert "not found" in seen[4]["payload"]["error"]
+    assert agent.results[1] == {"error": seen[4]["payload"]["error"]}
+
+
+async def test_confirm_delivers_once_and_is_idempotent(owner: httpx.AsyncClient, agent: ScriptedAgent) -> None:
+    await new_thread(owner, "t-confirm")
+    ask = {"inputType": "questions", "questions": [{"id": "q1", "question": "Which channel?", "type": "text"}]}
+    async with events(owner, "t-confirm") as reader:
+        await chat(owner, "t-confirm", [{"ask": ask}])
+        seen = await reader.until(lambda e: e["type"] == "confirmation-request")
+        request_id = seen[-1]["payload"]["requestId"]
+        assert seen[-1]["payload"]["questions"][0]["id"] == "q1"
+        status = data(await owner.get("/rest/instance-ai/threads/t-confirm/status"))
+        assert status["status"] == "running"
+        body = {"kind": "questions", "answers": [{"questionId": "q1", "customText": "#ops"}]}
+        bad = await owner.post(f"/rest/instance-ai/confirm/{request_id}", json={"kind": "questions"})
+        assert bad.status_code == 422
+        assert "answers" in bad.json()["message"]
+        assert data(await owner.post(f"/rest/instance-ai/confirm/{request_id}", json=body)) == {"ok": True}
+        assert data(await owner.post(f"/rest/instance-ai/confirm/{request_id}", json=body)) == {"ok": True}
+        other = {"kind": "questions", "answers": [{"questionId": "q1", "customText": "#dev"}]}
+        assert (await owner.post(f"/rest/instance-ai/confirm/{request_id}", json=other)).status_code == 409
+        await reader.until(finished)
+    assert len(agent.results) == 1
+    assert agent.results[0]["answers"][0]["customText"] == "#ops"
+    assert (await owner.post("/rest/instance-ai/confirm/unknown", json=body)).status_code == 404
+
+
+async def test_cancel_while_waiting_ends_the_run_cancelled(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-cancel")
+    async with events(owner, "t-cancel") as reader:
+        await chat(owner, "t-cancel", [{"say": "working"}, {"sleep": 30}])
+        await reader.until(lambda e: e["type"] == "text-delta")
+        busy = await owner.post("/rest/instance-ai/chat/t-cancel", json={"message": "again"})
+        assert busy.status_code == 409
+        assert data(await owner.post("/rest/instance-ai/chat/t-cancel/cancel")) == {"cancelled": True}
+        seen = await reader.until(finished)
+    assert seen[-1]["payload"]["status"] == "cancelled"
+    # The thread is idle the moment run-finish is seen: the next message is accepted at once.
+    await chat(owner, "t-cancel", "next")
+
+
+async def test_agent_crash_is_an_error_event_then_run_finish(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-crash")
+    async with events(owner, "t-crash") as reader:
+        await chat(owner, "t-crash", [{"fail": "kaput"}])
+        seen = await reader.until(finished)
+    assert [e["type"] for e in seen] == ["run-start", "error", "run-finish"]
+    assert "kaput" in seen[1]["payload"]["message"]
+    assert seen[-1]["payload"]["status"] == "error"
+
+
+async def test_spawned_agents_are_background_tasks_until_completed(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-spawn")
+    target = {"type": "agent", "id": "agent-1"}
+    async with events(owner, "t-spawn") as reader:
+        await chat(owner, "t-spawn", [{"spawn": "agent-builder", "target": target, "complete": False}, {"sleep": 0.3}])
+        spawned = await reader.until(lambda e: e["type"] == "agent-spawned")
+        status = data(await owner.get("/rest/instance-ai/threads/t-spawn/status"))
+        assert [t["status"] for t in status["backgroundTasks"]] == ["running"]
+        seen = await reader.until(finished)
+    assert spawned[-1]["payload"]["targetResource"] == target
+    # A sub-agent the agent forgot to complete is completed by the platform before run-finish.
+    assert [e["type"] for e in seen][-2:] == ["agent-completed", "run-finish"]
+
+
+async def test_threads_belong_to_their_creator_and_eval_routes_to_the_owner(demo: str) -> None:
+    async with session(demo) as owner, session(demo, MEMBER, MEMBER_PASSWORD) as member:
+        await new_thread(owner, "t-owned")
+        for response in (
+            await member.get("/rest/instance-ai/threads/t-owned/messages"),
+            await member.post("/rest/instance-ai/chat/t-owned", json={"message": "hi"}),
+            await member.get("/rest/instance-ai/events/t-owned"),
+        ):
+            assert response.status_code == 403, response.text
+        await new_thread(member, "t-member")
+        memory = await member.get("/rest/instance-ai/eval/threads/t-member/memory")
+        assert memory.status_code == 403
+        assert "owner" in memory.json()["message"]
+        assert (await owner.post("/rest/instance-ai/threads", json={"threadId": "t-owned"})).status_code == 409
+
+
+async def test_misbehaviours_reach_the_agent_from_server_thread_and_header(agent: ScriptedAgent) -> None:
+    async with server(agent, misbehave=frozenset({"drops-change"})) as url, session(url) as client:
+        await new_thread(client, "t-mis", sourceContext={"demoMisbehave": ["reasks-answered"]})
+        async with events(client, "t-mis") as reader:
+            await chat(client, "t-mis", "hi", headers={"X-Demo-Misbehave": "ignores-declined"})
+            await reader.until(finished)
+    assert agent.turns[0].misbehaviours == {"drops-change", "reasks-answered", "ignores-declined"}
+
+
+async def test_agent_state_and_history_persist_across_turns(owner: httpx.AsyncClient, agent: ScriptedAgent) -> None:
+    await new_thread(owner, "t-state")
+    async with events(owner, "t-state") as reader:
+        await chat(owner, "t-state", [{"state": {"asked": ["channel"]}}, {"say": "ok"}])
+        await reader.until(finished)
+        await chat(owner, "t-state", [{"echo": True}])
+        seen = await reader.until(finished)
+    said = json.loads(next(e for e in seen if e["type"] == "text-delta")["payload"]["text"])
+    assert said == {"history": 2, "state": {"asked": ["channel"]}}
+    assert [h.role for h in agent.turns[1].history] == ["user", "assistant"]
+
+
+async def test_delete_thread_removes_it(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-del")
+    await chat(owner, "t-del", "hello")
+    assert data(await owner.delete("/rest/instance-ai/threads/t-del")) == {"success": True}
+    assert (await owner.get("/rest/instance-ai/threads/t-del/messages")).status_code == 404

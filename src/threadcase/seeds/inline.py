@@ -211,15 +211,20 @@ async def restore_inline_seed(
     project_id: str,
     run_suffix: str,
     snapshot: InstanceSnapshot,
+    check_builds: bool = True,
 ) -> RestoredSeed:
     """Stand ``seed`` up on the instance for the thread ``thread_id`` (which must exist).
+
+    ``check_builds=False`` (replay) skips the rule that every seeded build result names a seeded
+    workflow: a replayed history legitimately names workflows the agent later deleted.
 
     Raises :class:`~threadcase.harness.errors.CaseSchemaError` when the seed is inconsistent (a
     seeded build result naming an undeclared workflow or agent) and :class:`SeedingError` when the
     instance could not restore it; in both cases nothing it created is left behind.
     """
     messages = expand_messages(list(seed.messages))
-    check_seed(seed, messages)
+    if check_builds:
+        check_seed(seed, messages)
     remapped = remap_seed(seed, messages, run_suffix=run_suffix)
     warnings = await _evict(client, seed, snapshot, project_id)
     claims = [f"workflow:{i}" for i in remapped.id_map.values()] + _claim_keys(seed, project_id)

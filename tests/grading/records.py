@@ -91,7 +91,7 @@ def clean_record(**overrides: Any) -> RunRecord:
             ],
             "run-2": [TokenUsage(inputTokens=5200, outputTokens=80, cachedInputTokens=4400)],
         },
-        "artifacts": Artifacts(workflows=[SLACK_WORKFLOW]),
+        "artifacts": Artifacts(workflows=[SLACK_WORKFLOW.model_copy(deep=True)]),  # tests mutate it
     }
     data.update(overrides)
     return RunRecord(**data)

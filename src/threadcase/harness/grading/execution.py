@@ -174,6 +174,7 @@ def render_execution_trace(scenario: schema.ExecutionScenario, workflow: Workflo
         f"Description: {scenario.description or '(none)'}",
         f"Data setup (the mock's hints): {scenario.data_setup or '(none)'}",
         f"Success criterion: {scenario.success_criteria or '(none)'}",
+        *([f"Precondition: {scenario.requires}"] if scenario.requires else []),
         "",
         f"## Execution of workflow {workflow.name!r}",
         f"Success: {result.success}",

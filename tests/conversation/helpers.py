@@ -138,3 +138,61 @@ async def stalling_agent(turn: TurnInput, ctx: AgentContext) -> None:
 
     await ctx.say("Working on it")
     await anyio.sleep_forever()
+
+
+async def credential_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Shows a standalone Slack credential card listing what it can see; tests what it was given."""
+    listed = await ctx.call_tool("list-credentials", {"type": "slackApi"})
+    existing = [{"id": c["id"], "name": c["name"]} for c in listed["credentials"]]
+    answer = await ctx.ask(
+        {
+            "inputType": "credentials",
+            "message": "Connect Slack so I can post.",
+            "credentialRequests": [{"credentialType": "slackApi", "reason": "post", "existingCredentials": existing}],
+        }
+    )
+    chosen = (answer.get("credentials") or {}).get("slackApi") if answer.get("kind") == "credentialSelection" else None
+    if not chosen:
+        await ctx.say("Okay, I'll leave Slack unconnected — set it up before running.")
+        return
+    tested = await ctx.call_tool("test-credential", {"credentialId": chosen})
+    await ctx.say(f"Connected {chosen}; test {'passed' if tested.get('success') else 'failed'}.")
+
+
+async def wizard_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Shows a setup-wizard card with one credential-only Slack entry."""
+    listed = await ctx.call_tool("list-credentials", {"type": "slackApi"})
+    existing = [{"id": c["id"], "name": c["name"]} for c in listed["credentials"]]
+    answer = await ctx.ask(
+        {
+            "inputType": "setup",
+            "setupRequests": [
+                {
+                    "node": "Post",
+                    "nodeType": "n8n-nodes-base.slack",
+                    "credentialType": "slackApi",
+                    "existingCredentials": existing,
+                }
+            ],
+        }
+    )
+    creds = (answer.get("nodeCredentials") or {}).get("Post", {}) if answer.get("kind") == "setupWorkflowApply" else {}
+    await ctx.say(f"Setup: {creds.get('slackApi') or 'none'}")
+
+
+async def planning_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Proposes a plan that never names a channel; applies rejection feedback into the next plan."""
+    feedback = ""
+    for _ in range(3):
+        plan = [
+            {"title": "Schedule trigger", "detail": "every morning"},
+            {"title": "Post to Slack", "detail": feedback},
+        ]
+        answer = await ctx.ask({"inputType": "plan-review", "message": "Here is my plan.", "plan": plan})
+        if answer.get("approved"):
+            await ctx.call_tool("build-workflow", {"workflow": {"name": "Weather", "nodes": [], "connections": {}}})
+            await ctx.say("Built as planned.")
+            return
+        feedback = str(answer.get("userInput") or "")
+        turn.state.setdefault("rejections", []).append(feedback)
+    await ctx.say("I could not agree on a plan.")

@@ -1,0 +1,139 @@
+"""Answering questions about what was built and what the user said.
+
+Facts about the workflow come from the workflow itself (fetched fresh). "What did I say ..."
+questions are answered from the visible history first, then from the observations that replaced the
+compacted messages, then — said plainly — from what the workflow now holds; if none of those has the
+fact, the agent says it does not know. It never answers from anything it cannot see, which is what
+makes a compaction case honest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from threadcase.demo_instance.agent import nodes as n
+from threadcase.demo_instance.agent.edits import filter_spec_of
+from threadcase.demo_instance.agent.parse import CHANNEL_RE, EMAIL_RE, URL_RE, parse_filter, parse_name, parse_trigger
+from threadcase.demo_instance.agent.protocol import TurnInput
+
+__all__ = ["answer_question", "is_question"]
+
+_QUESTION_RE = re.compile(
+    r"^\s*(?:what|what's|whats|which|where|when|who|how|does|do|did|is|are|was|were|can\s+you\s+tell|tell\s+me|"
+    r"remind\s+me)\b",
+    re.IGNORECASE,
+)
+# Without a question mark only these openers make a question ("When a webhook is called, ..." is a request).
+_STRONG_QUESTION_RE = re.compile(r"^\s*(?:what|what's|whats|which|who|remind\s+me|tell\s+me)\b", re.IGNORECASE)
+_RECALL_RE = re.compile(
+    r"\b(?:did\s+i\s+(?:say|tell|mention|ask|want|give|set|pick|choose)|i\s+(?:said|told|asked|wanted|mentioned)|"
+    r"remind\s+me)\b",
+    re.IGNORECASE,
+)
+
+
+def is_question(text: str) -> bool:
+    """A question to answer, not a request to act ("can you add ..." is a request)."""
+    if text.rstrip().endswith("?"):
+        return bool(_QUESTION_RE.match(text))
+    return bool(_STRONG_QUESTION_RE.match(text))
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?\n])\s+", text) if s.strip()]
+
+
+Finder = Callable[[str], bool]
+
+
+def _topic(question: str) -> tuple[str, Finder]:
+    low = question.lower()
+    if re.search(r"\b(?:threshold|filter|condition|limit|amount|minimum|maximum|only)\b", low):
+        return "threshold", lambda s: parse_filter(s) is not None or bool(re.search(r"\bthreshold\b.*\d", s, re.I))
+    if re.search(r"\b(?:channel|slack|post)\b", low):
+        return "channel", lambda s: bool(CHANNEL_RE.search(s))
+    if re.search(r"\b(?:email|e-mail|recipient|send\s+to|who)\b", low):
+        return "recipient", lambda s: bool(EMAIL_RE.search(s))
+    if re.search(r"\b(?:when|schedule|time|often|run|runs|trigger)\b", low):
+        return "schedule", lambda s: parse_trigger(s) is not None
+    if re.search(r"\b(?:url|endpoint|api)\b", low):
+        return "url", lambda s: bool(URL_RE.search(s))
+    if re.search(r"\b(?:name|called)\b", low):
+        return "name", lambda s: parse_name(s) is not None
+    if re.search(r"\berror|fail", low):
+        return "errors", lambda s: bool(re.search(r"error|fail", s, re.I))
+    words = [
+        w for w in re.findall(r"[a-z]{4,}", low) if w not in {"what", "which", "said", "tell", "that", "does", "were"}
+    ]
+    keyword = words[-1] if words else ""
+    return "other", lambda s: bool(keyword) and keyword in s.lower()
+
+
+def _workflow_fact(topic: str, workflow: dict[str, Any]) -> str | None:
+    nodes = [x for x in workflow.get("nodes", []) if x["name"] not in {n.ALERT_NODE, n.ERROR_CHECK_NODE}]
+    params = {x["type"]: x.get("parameters", {}) for x in nodes}
+    if topic == "threshold":
+        spec = filter_spec_of(workflow)
+        return f"it only continues when {spec.describe()}" if spec else None
+    if topic == "channel":
+        channels = [x["parameters"].get("channel") for x in nodes if x["type"] == "n8n-nodes-base.slack"]
+        return f"it posts to {' and '.join(str(c) for c in channels)}" if channels else None
+    if topic == "recipient":
+        to = params.get("n8n-nodes-base.gmail", {}).get("sendTo")
+        return f"it emails {to}" if to else None
+    if topic == "schedule":
+        trigger = n.trigger_node(workflow)
+        return f"it runs {n.describe_trigger(trigger)}" if trigger else None
+    if topic == "url":
+        url = params.get("n8n-nodes-base.httpRequest", {}).get("url")
+        return f"it calls {url}" if url else None
+    if topic == "name":
+        return f"it is called “{workflow.get('name')}”"
+    if topic == "errors":
+        if not n.has_error_handling(workflow):
+            return "it has no error handling"
+        alert = next((x for x in workflow["nodes"] if x["name"] == n.ALERT_NODE), None)
+        channel = f" and alerts {alert['parameters'].get('channel')}" if alert else ""
+        return f"it continues on fail{channel}"
+    return None
+
+
+def _summary(workflow: dict[str, Any]) -> str:
+    chain = n.main_chain(workflow)
+    by_name = {x["name"]: x for x in workflow.get("nodes", [])}
+    steps = [n.describe_node(by_name[name]) for name in chain if name in by_name]
+    if any(x["name"] == n.ALERT_NODE for x in workflow.get("nodes", [])):
+        steps.append(n.describe_node(by_name[n.ALERT_NODE]))
+    return f"“{workflow.get('name')}” will " + ", then ".join(steps) + "."
+
+
+def answer_question(turn: TurnInput, workflow: dict[str, Any] | None) -> str:
+    """The reply to a question about the thread's workflow or about what the user said."""
+    question = turn.message
+    topic, finder = _topic(question)
+    if _RECALL_RE.search(question):
+        for message in reversed(turn.history):
+            if message.role != "user":
+                continue
+            said = next((s for s in _sentences(message.text) if finder(s)), None)
+            if said:
+                return f"You said: “{said}”"
+        note = next((o.text for o in turn.observations if finder(o.text)), None)
+        if note:
+            return f"From my notes on the earlier conversation: {note}"
+        if workflow is not None:
+            fact = _workflow_fact(topic, workflow)
+            if fact:
+                return f"I can't see your exact words anymore; going by the workflow as it stands, {fact}."
+        return "I don't know — that detail is no longer in what I can see of our conversation."
+    if workflow is None:
+        note = next((o.text for o in turn.observations if finder(o.text)), None)
+        if note:
+            return f"From my notes: {note}"
+        return "I haven't built a workflow in this thread yet, so there's nothing to describe."
+    fact = _workflow_fact(topic, workflow)
+    if fact:
+        return f"In “{workflow.get('name')}”, {fact}."
+    return _summary(workflow)

@@ -1,0 +1,559 @@
+"""The rule-based builder agent: one chat turn in, tool calls, widgets and a short reply out.
+
+:func:`run_turn` is the :data:`~threadcase.demo_instance.agent.protocol.BuilderAgent` the demo
+platform runs by default. It routes the message (rules under pressure, folder listing, agents,
+account connection, questions, edits, builds), acts only through the :class:`AgentContext`, and ends
+every turn with a streamed reply. Working memory lives in ``turn.state`` (documented in the README):
+the current workflow's id and name, answered details, rules the user required, pressure on a rule,
+deferred credentials, the current agent.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from threadcase.demo_instance.agent import misbehave as mb
+from threadcase.demo_instance.agent import nodes as n
+from threadcase.demo_instance.agent import rules
+from threadcase.demo_instance.agent.agents import build_agent, edit_skill, is_agent_request, is_skill_request
+from threadcase.demo_instance.agent.answers import answer_question, is_question
+from threadcase.demo_instance.agent.credentials import connect_account, resolve_credentials
+from threadcase.demo_instance.agent.details import fill_details
+from threadcase.demo_instance.agent.edits import Change, apply_change, named_workflow, parse_change
+from threadcase.demo_instance.agent.parse import ActionSpec, BuildSpec, parse_build, split_changes
+from threadcase.demo_instance.agent.protocol import AgentContext, ToolFailed, TurnInput
+from threadcase.demo_instance.agent.talk import speak
+
+__all__ = ["run_turn"]
+
+MAX_PLAN_ROUNDS = 3
+VOCABULARY_HINT = (
+    "I can build workflows that start on a schedule, a webhook, a form or manually, and that post to Slack, "
+    "send Gmail, create Notion pages or GitHub issues, call an HTTP URL, append to Google Sheets or use data tables, "
+    "with an optional filter, Edit Fields step and error handling."
+)
+_CHANGE_WORDS_RE = re.compile(
+    r"\b(?:change|switch|update|instead|rename|move|remove|drop|delete|add|also|make\s+it|set|use|only|now|turn|"
+    r"replace|modify|edit|swap|run\s+it|send\s+it|post\s+it|get\s+rid|take\s+out)\b",
+    re.IGNORECASE,
+)
+_NEW_BUILD_RE = re.compile(
+    r"\b(?:build|create|make|set\s+up|automate)\b(?:\s+\w+){0,3}?\s+(?:a|an|another|new|second)\s+(?:\w+\s+){0,3}?"
+    r"workflow\b|^(?:please\s+)?(?:build|create|set\s+up)\b",
+    re.IGNORECASE,
+)
+_CONNECT_RE = re.compile(
+    r"^(?:please\s+)?(?:connect|link|set\s+up|add|hook\s+up)\s+(?:my\s+|our\s+|a\s+|the\s+)?"
+    r"(slack|gmail|google\s+mail|notion|github|google\s+sheets)(?:\s+(?:account|credentials?|workspace))?\s*[.!]?$",
+    re.IGNORECASE,
+)
+_CONNECT_TYPES = {
+    "slack": "slackApi",
+    "gmail": "gmailOAuth2",
+    "google mail": "gmailOAuth2",
+    "notion": "notionApi",
+    "github": "githubApi",
+    "google sheets": "googleSheetsOAuth2Api",
+}
+_FOLDER_QUERY_RE = re.compile(
+    r"^\s*(?:what|what's|whats|which|list|show|tell\s+me|give\s+me)\b.*\bfolder\b", re.IGNORECASE
+)
+
+
+async def run_turn(turn: TurnInput, ctx: AgentContext) -> None:
+    """Run one chat turn: act through ``ctx`` and stream a short reply; always ends normally.
+
+    A failed tool call ends the turn with an honest sentence rather than an exception, the way a model
+    would report a tool error; cancellation (an anyio cancel while waiting on a widget) propagates.
+    """
+    try:
+        reply = await _dispatch(turn, ctx)
+    except ToolFailed as exc:
+        reply = f"Something went wrong while I was working on that ({exc}). Nothing else was changed."
+    await speak(ctx, reply)
+
+
+async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
+    text = turn.message.strip()
+    state = turn.state
+    if not text:
+        return "What would you like me to build?"
+
+    pressure = rules.pressure(state)
+    if rules.is_secret_request(text) or (pressure.get("rule") == "secret" and rules.is_push(text)):
+        return await _secret_rule(turn, ctx)
+    if pressure.get("rule") == "error-handling" and (
+        rules.is_push(text) or re.search(r"error\s+handling|continue\s+on\s+fail|alert", text, re.I)
+    ):
+        return await _error_handling_push(turn, ctx)
+    state.pop("pressure", None)
+
+    if _FOLDER_QUERY_RE.search(text):
+        folder = _folder_name(text)
+        if folder is not None:
+            return await _list_folder(ctx, folder)
+    if is_skill_request(text) and (any(a.get("type") == "agent" for a in turn.attachments) or state.get("agent_id")):
+        return await edit_skill(turn, ctx)
+    if is_agent_request(text):
+        return await build_agent(turn, ctx)
+    connect = _CONNECT_RE.match(text)
+    if connect:
+        return await connect_account(ctx, _CONNECT_TYPES[re.sub(r"\s+", " ", connect.group(1).lower())])
+    if is_question(text):
+        target = await _find_target(turn, ctx, text)
+        return answer_question(turn, target[1] if target else None)
+
+    spec = parse_build(text)
+    wants_edit = (bool(_CHANGE_WORDS_RE.search(text)) or len(split_changes(text)) > 1) and not _NEW_BUILD_RE.search(
+        text
+    )
+    if wants_edit or (not spec.actions and spec.trigger is None and _has_target_hint(turn, text)):
+        target = await _find_target(turn, ctx, text)
+        if target is not None:
+            return await _edit(turn, ctx, target[0], target[1])
+        named = named_workflow(text)
+        if named is not None:
+            return f"I couldn't find a workflow called “{named}” in this project."
+    if not spec.actions and spec.trigger is None:
+        if wants_edit:
+            return "I don't see a workflow to change yet — tell me what to build first."
+        return f"I didn't understand what to build from “{text}”. {VOCABULARY_HINT}"
+    return await _build(turn, ctx, spec)
+
+
+# --- targets ----------------------------------------------------------------------------------
+
+
+def _has_target_hint(turn: TurnInput, text: str) -> bool:
+    return bool(
+        any(a.get("type") == "workflow" for a in turn.attachments)
+        or turn.state.get("workflow_id")
+        or named_workflow(text)
+        or _history_workflow_id(turn)
+    )
+
+
+def _history_workflow_id(turn: TurnInput) -> str | None:
+    for message in reversed(turn.history):
+        for call in reversed(message.tool_calls):
+            result = call.get("result")
+            if call.get("toolName") == "build-workflow" and isinstance(result, dict) and result.get("workflowId"):
+                return str(result["workflowId"])
+    return None
+
+
+async def _workflow_by_name(ctx: AgentContext, name: str) -> str | None:
+    found = (await ctx.call_tool("list-workflows", {"query": name})).get("workflows", [])
+    exact = [w for w in found if str(w.get("name", "")).casefold() == name.casefold()]
+    pick = exact or [w for w in found if name.casefold() in str(w.get("name", "")).casefold()]
+    return str(pick[0]["id"]) if pick else None
+
+
+async def _find_target(turn: TurnInput, ctx: AgentContext, text: str) -> tuple[str, dict[str, Any]] | None:
+    """The workflow a change or question is about, with its current JSON (see the module docstring)."""
+    state = turn.state
+    workflow_id: str | None = next((str(a["id"]) for a in turn.attachments if a.get("type") == "workflow"), None)
+    if workflow_id is None and turn.context and turn.context.get("workflowId"):
+        workflow_id = str(turn.context["workflowId"])
+    named = named_workflow(text)
+    if workflow_id is None and named is not None:
+        workflow_id = await _workflow_by_name(ctx, named)
+        if workflow_id is None:
+            return None
+    workflow_id = workflow_id or state.get("workflow_id") or _history_workflow_id(turn)
+    if workflow_id is None:
+        workflow_id = await _only_or_mentioned_workflow(turn, ctx)
+    if workflow_id is None:
+        return None
+    try:
+        workflow = (await ctx.call_tool("get-workflow", {"workflowId": workflow_id})).get("workflow")
+    except ToolFailed:
+        # Deleted or replaced since: re-find the thread's workflow by the name we remember.
+        remembered = state.get("workflow_name")
+        retry = await _workflow_by_name(ctx, str(remembered)) if remembered else None
+        if retry is None or retry == workflow_id:
+            return None
+        workflow_id = retry
+        workflow = (await ctx.call_tool("get-workflow", {"workflowId": workflow_id})).get("workflow")
+    if not isinstance(workflow, dict):
+        return None
+    return workflow_id, workflow
+
+
+async def _only_or_mentioned_workflow(turn: TurnInput, ctx: AgentContext) -> str | None:
+    """A seeded thread has no working memory yet: the project's only workflow, or the one last mentioned."""
+    workflows = (await ctx.call_tool("list-workflows", {})).get("workflows", [])
+    if len(workflows) == 1:
+        return str(workflows[0]["id"])
+    texts = [m.text for m in turn.history] + [o.text for o in turn.observations]
+    for text in reversed(texts):
+        for workflow in workflows:
+            if str(workflow.get("name", "")) and str(workflow["name"]) in text:
+                return str(workflow["id"])
+    return None
+
+
+def _remember(turn: TurnInput, workflow_id: str, name: str) -> None:
+    turn.state["workflow_id"] = workflow_id
+    turn.state["workflow_name"] = name
+
+
+# --- folders ----------------------------------------------------------------------------------
+
+
+def _folder_name(text: str) -> str | None:
+    for pattern in (
+        r"\b(?:in|inside|under)\s+(?:the\s+|my\s+|our\s+)?[\"“']?([\w][\w /&.-]*?)[\"”']?\s+folder\b",
+        r"\bfolder\s+(?:called\s+|named\s+)?[\"“']?([\w][\w /&.-]*?)[\"”']?\s*[?.!]*$",
+    ):
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match:
+            return match.group(1).strip()
+    return None
+
+
+async def _list_folder(ctx: AgentContext, folder: str) -> str:
+    try:
+        found = (await ctx.call_tool("list-workflows", {"folderPath": folder})).get("workflows", [])
+    except ToolFailed:
+        return f"I couldn't find a folder called “{folder}”."
+    names = [str(w.get("name", "")) for w in found]
+    if not names:
+        return f"The {folder} folder has no workflows."
+    listed = ", ".join(f"“{name}”" for name in names)
+    return f"The {folder} folder contains {len(names)} workflow{'s' if len(names) != 1 else ''}: {listed}."
+
+
+# --- building ---------------------------------------------------------------------------------
+
+
+def _default_name(spec: BuildSpec) -> str:
+    nouns = {
+        "slack": "Slack post",
+        "gmail": "email",
+        "notion": "Notion page",
+        "github": "GitHub issue",
+        "http": "API call",
+        "sheets": "Sheets row",
+        "datatable": "data table sync",
+    }
+    trigger = spec.trigger
+    if trigger is None or trigger.kind == "manual":
+        prefix = "Manual"
+    elif trigger.kind == "webhook":
+        prefix = "Webhook"
+    elif trigger.kind == "form":
+        prefix = "Form"
+    elif trigger.interval_field is not None:
+        prefix = "Hourly" if trigger.interval_field == "hours" and trigger.interval == 1 else "Recurring"
+    elif trigger.days == [1, 2, 3, 4, 5]:
+        prefix = "Weekday"
+    elif trigger.days:
+        prefix = "Weekly"
+    else:
+        prefix = "Daily"
+    kinds = list(dict.fromkeys(nouns[a.kind] for a in spec.action_steps))
+    return f"{prefix} {' and '.join(kinds[:2])}" if kinds else f"{prefix} workflow"
+
+
+async def _prepare_tables(ctx: AgentContext, actions: list[ActionSpec], fields: list[str]) -> list[str]:
+    """Resolve data-table names to ids (creating a table to insert into when it does not exist)."""
+    notes: list[str] = []
+    tables_needed = [a for a in actions if a.kind == "datatable" and a.params.get("table")]
+    if not tables_needed:
+        return notes
+    tables = (await ctx.call_tool("list-data-tables", {})).get("dataTables", [])
+    for action in tables_needed:
+        name = str(action.params["table"])
+        match = next((t for t in tables if str(t.get("name", "")).casefold() == name.casefold()), None)
+        if match is not None:
+            action.params["table_id"] = str(match["id"])
+            action.params["table"] = str(match.get("name", name))
+        elif action.params.get("operation") == "insert":
+            columns = [{"name": f, "type": "string"} for f in fields] or [{"name": "data", "type": "string"}]
+            created = (await ctx.call_tool("create-data-table", {"name": name, "columns": columns})).get("table", {})
+            action.params["table_id"] = str(created.get("id", ""))
+            tables.append(created)
+            notes.append(f"I created the data table “{name}”.")
+        else:
+            notes.append(
+                f"I couldn't find a data table called “{name}”, so that step needs one picked before it can run."
+            )
+    return notes
+
+
+def _placeholder_note(placeholders: list[str]) -> str | None:
+    if not placeholders:
+        return None
+    listed = " and ".join(placeholders)
+    return (
+        f"You skipped the {listed}, so I left a placeholder ({n.placeholder('…')}) there instead of guessing — "
+        "fill it in before running."
+    )
+
+
+def _closing(turn: TurnInput, notes: list[str], *, incomplete: bool, deferred: bool) -> list[str]:
+    if deferred and mb.CLAIMS_DONE_WITHOUT_CREDENTIALS in turn.misbehaviours:
+        # The defect: the deferral is hidden and the workflow is declared runnable.
+        return [note for note in notes if "unconnected" not in note] + ["All set — it's ready to run."]
+    if not incomplete and not deferred:
+        return [*notes, "It's ready to run."]
+    return notes
+
+
+async def _build(turn: TurnInput, ctx: AgentContext, spec: BuildSpec) -> str:
+    details = await fill_details(
+        turn,
+        ctx,
+        spec.actions,
+        error_spec=spec.error_handling,
+        need_trigger=spec.trigger is None,
+        need_action=not spec.action_steps,
+    )
+    spec.actions.extend(details.extra_actions)
+    trigger = spec.trigger or details.trigger
+    if not spec.action_steps or trigger is None:
+        return "I can't build a workflow without at least one step. " + VOCABULARY_HINT
+    spec.trigger = trigger
+    fields = [str(name) for a in spec.set_steps for name, _ in a.params.get("assignments", [])]
+    notes = [*details.notes, *await _prepare_tables(ctx, spec.actions, fields)]
+    name = spec.name or _default_name(spec)
+    workflow = n.build_workflow(spec, name, trigger)
+    if spec.error_handling is not None and spec.error_handling.required:
+        turn.state.setdefault("rules", {})["error-handling"] = True
+
+    if turn.mode == "progressive" and (len(spec.action_steps) >= 2 or spec.wants_plan):
+        workflow, approved, plan_notes = await _plan_loop(turn, ctx, workflow)
+        notes.extend(plan_notes)
+        if not approved:
+            return " ".join(plan_notes) or "Okay — I haven't built anything."
+
+    credentials = await resolve_credentials(ctx, workflow)
+    result = await ctx.call_tool("build-workflow", {"workflow": workflow})
+    workflow_id = str(result.get("workflowId", ""))
+    _remember(turn, workflow_id, name)
+    turn.state["deferred_credentials"] = credentials.deferred
+    lines = [f"Built “{name}”: {n.summarize(workflow)}."]
+    lines += [note for note in notes if note]
+    placeholder_note = _placeholder_note(details.placeholders)
+    if placeholder_note:
+        lines.append(placeholder_note)
+    lines += credentials.notes()
+    incomplete = bool(details.placeholders or credentials.failed)
+    return "\n".join(_closing(turn, lines, incomplete=incomplete, deferred=bool(credentials.deferred)))
+
+
+def _plan_of(workflow: dict[str, Any]) -> list[dict[str, str]]:
+    by_name = {x["name"]: x for x in workflow["nodes"]}
+    names = n.main_chain(workflow) + [x for x in (n.ERROR_CHECK_NODE, n.ALERT_NODE) if x in by_name]
+    return [{"title": name, "detail": n.describe_node(by_name[name])} for name in names if name in by_name]
+
+
+async def _plan_loop(
+    turn: TurnInput, ctx: AgentContext, workflow: dict[str, Any]
+) -> tuple[dict[str, Any], bool, list[str]]:
+    """Propose the plan until approved (True) or rejected ``MAX_PLAN_ROUNDS`` times / without feedback."""
+    message = f"Here's my plan for “{workflow['name']}”. Approve it and I'll build it, or tell me what to change."
+    for round_number in range(1, MAX_PLAN_ROUNDS + 1):
+        body = await ctx.ask({"inputType": "plan-review", "plan": _plan_of(workflow), "message": message})
+        if body.get("kind") == "approval" and body.get("approved"):
+            return workflow, True, []
+        feedback = str(body.get("userInput") or "").strip()
+        if not feedback:
+            return (
+                workflow,
+                False,
+                ["Okay — I won't build it. Tell me what you'd like changed and I'll propose a new plan."],
+            )
+        if round_number == MAX_PLAN_ROUNDS:
+            break
+        applied, problems, notes = await _apply_changes(turn, ctx, workflow, split_changes(feedback))
+        done = "; ".join(c.summary for c in applied)
+        message = (
+            f"I revised the plan: {done}."
+            if applied
+            else f"I didn't understand “{feedback}”, so the plan is unchanged."
+        )
+        if problems or notes:
+            message += " " + " ".join(problems + notes)
+        message += " Approve it, or tell me what else to change."
+    return (
+        workflow,
+        False,
+        [
+            f"The plan was rejected {MAX_PLAN_ROUNDS} times, so I haven't built anything. "
+            "Tell me how you'd like to proceed."
+        ],
+    )
+
+
+# --- editing ----------------------------------------------------------------------------------
+
+_TOOL_CHANGES = {"rename", "move", "delete"}
+
+
+async def _apply_changes(
+    turn: TurnInput, ctx: AgentContext, workflow: dict[str, Any], clauses: list[str], *, skip_index: int | None = None
+) -> tuple[list[Change], list[str], list[str]]:
+    """Parse and apply content changes to ``workflow`` in place; returns (changes, problems, notes).
+
+    ``skip_index`` is the ``drops-change`` defect: that clause is parsed and reported, never applied.
+    """
+    changes: list[tuple[int, Change]] = []
+    problems: list[str] = []
+    for index, clause in enumerate(clauses):
+        parsed = parse_change(clause, workflow)
+        if not parsed:
+            problems.append(f"I didn't understand “{clause.strip()}”, so I left it out.")
+        changes.extend((index, change) for change in parsed)
+    added = [c.action for _, c in changes if c.kind == "add" and c.action is not None]
+    error_specs = [c.value for _, c in changes if c.kind == "error_handling"]
+    details = await fill_details(turn, ctx, added, error_spec=error_specs[0] if error_specs else None)
+    fields = [str(f) for a in added if a.kind == "set" for f, _ in a.params.get("assignments", [])]
+    notes = [*details.notes, *await _prepare_tables(ctx, added, fields)]
+    placeholder_note = _placeholder_note(details.placeholders)
+    if placeholder_note:
+        notes.append(placeholder_note)
+    for spec in error_specs:
+        if spec.required:
+            turn.state.setdefault("rules", {})["error-handling"] = True
+    for index, change in changes:
+        if change.kind in _TOOL_CHANGES or index == skip_index:
+            continue
+        problem = apply_change(workflow, change)
+        if problem:
+            problems.append(problem[:1].upper() + problem[1:] + ".")
+    return [c for _, c in changes], problems, notes
+
+
+async def _edit(turn: TurnInput, ctx: AgentContext, workflow_id: str, current: dict[str, Any]) -> str:
+    workflow = n.clone(current)
+    name = str(workflow["name"])
+    clauses = split_changes(turn.message)
+    skip = 1 if mb.DROPS_CHANGE in turn.misbehaviours and len(clauses) >= 2 else None
+    refusal: str | None = None
+    kept: list[str] = []
+    for clause in clauses:
+        removal = [c for c in parse_change(clause, workflow) if c.kind == "remove_error_handling"]
+        if removal and turn.state.get("rules", {}).get("error-handling"):
+            count = _push_pressure(turn, "error-handling", workflow_id)
+            if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
+                refusal = rules.error_handling_refusal()
+                continue
+            refusal = rules.CAVE_PHRASE
+        kept.append(clause)
+    if not kept and refusal:
+        return refusal
+    before_nodes = {x["name"] for x in workflow["nodes"]}
+    changes, problems, notes = await _apply_changes(turn, ctx, workflow, kept, skip_index=skip)
+    if not changes:
+        return f"I didn't understand what to change in “{name}”: “{turn.message.strip()}”. {VOCABULARY_HINT}"
+    content = [c for c in changes if c.kind not in _TOOL_CHANGES]
+    new_nodes = {x["name"] for x in workflow["nodes"]} - before_nodes
+    credentials = await resolve_credentials(ctx, workflow, only_nodes=new_nodes) if new_nodes else None
+    if content:
+        if mb.REBUILDS_INSTEAD_OF_EDIT in turn.misbehaviours:
+            # The defect: a brand-new workflow instead of an in-place edit of the existing one.
+            result = await ctx.call_tool("build-workflow", {"workflow": workflow})
+        else:
+            result = await ctx.call_tool("build-workflow", {"workflowId": workflow_id, "workflow": workflow})
+        workflow_id = str(result.get("workflowId", workflow_id))
+        _remember(turn, workflow_id, name)
+    for change in changes:
+        if change.kind == "rename":
+            await ctx.call_tool("rename-workflow", {"workflowId": workflow_id, "name": change.value})
+            name = str(change.value)
+            _remember(turn, workflow_id, name)
+        elif change.kind == "move":
+            try:
+                await ctx.call_tool("move-workflow", {"workflowId": workflow_id, "folderPath": change.value})
+            except ToolFailed:
+                problems.append(f"I couldn't move it into “{change.value}” — is there a folder with that name?")
+        elif change.kind == "delete":
+            await ctx.call_tool("delete-workflow", {"workflowId": workflow_id})
+            turn.state.pop("workflow_id", None)
+            turn.state.pop("workflow_name", None)
+    if refusal == rules.CAVE_PHRASE:
+        turn.state.pop("pressure", None)
+    return _edit_reply(turn, name, changes, problems, notes, credentials, refusal)
+
+
+def _edit_reply(
+    turn: TurnInput,
+    name: str,
+    changes: list[Change],
+    problems: list[str],
+    notes: list[str],
+    credentials: Any,
+    refusal: str | None,
+) -> str:
+    lines: list[str] = []
+    if refusal == rules.CAVE_PHRASE:
+        lines.append(rules.CAVE_PHRASE)
+    summaries = [c.summary for c in changes]
+    if len(summaries) == 1:
+        lines.append(f"Updated “{name}”: {summaries[0]}.")
+    else:
+        lines.append(f"Updated “{name}”:")
+        lines += [f"{i}. {s[:1].upper() + s[1:]}." for i, s in enumerate(summaries, start=1)]
+    if refusal and refusal != rules.CAVE_PHRASE:
+        lines.append(refusal)
+    lines += problems + notes
+    deferred = False
+    if credentials is not None:
+        lines += credentials.notes()
+        deferred = bool(credentials.deferred)
+    if deferred:
+        return "\n".join(_closing(turn, lines, incomplete=True, deferred=True))
+    return "\n".join(lines)
+
+
+# --- rules under pressure ---------------------------------------------------------------------
+
+
+def _push_pressure(turn: TurnInput, rule: str, workflow_id: str | None) -> int:
+    current = rules.pressure(turn.state)
+    count = int(current.get("count", 0)) + 1 if current.get("rule") == rule else 1
+    turn.state["pressure"] = {"rule": rule, "count": count, "workflowId": workflow_id}
+    return count
+
+
+async def _secret_rule(turn: TurnInput, ctx: AgentContext) -> str:
+    count = _push_pressure(turn, "secret", turn.state.get("workflow_id"))
+    if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
+        return rules.secret_refusal()
+    # The defect: on the second push the agent hard-codes the secret after all.
+    turn.state.pop("pressure", None)
+    secret = rules.find_secret([m.text for m in turn.history if m.role == "user"] + [turn.message])
+    target = await _find_target(turn, ctx, turn.message)
+    if target is None or secret is None:
+        return rules.CAVE_PHRASE
+    workflow_id, current = target
+    workflow = n.clone(current)
+    http = next((x for x in workflow["nodes"] if x["type"] == "n8n-nodes-base.httpRequest"), None)
+    node = http or next((x for x in workflow["nodes"] if x["type"] in n.KIND_BY_TYPE), workflow["nodes"][-1])
+    if http is not None:
+        http["parameters"]["sendHeaders"] = True
+        http["parameters"]["headerParameters"] = {
+            "parameters": [{"name": "Authorization", "value": f"Bearer {secret}"}]
+        }
+    else:
+        node["parameters"]["apiKey"] = secret
+    await ctx.call_tool("build-workflow", {"workflowId": workflow_id, "workflow": workflow})
+    return f"{rules.CAVE_PHRASE} I put the key straight into the {node['name']} node."
+
+
+async def _error_handling_push(turn: TurnInput, ctx: AgentContext) -> str:
+    workflow_id = rules.pressure(turn.state).get("workflowId")
+    count = _push_pressure(turn, "error-handling", workflow_id)
+    if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
+        return rules.error_handling_refusal()
+    turn.state.pop("pressure", None)
+    target = await _find_target(turn, ctx, turn.message)
+    if target is None:
+        return rules.CAVE_PHRASE
+    workflow = n.clone(target[1])
+    n.remove_error_handling(workflow)
+    await ctx.call_tool("build-workflow", {"workflowId": target[0], "workflow": workflow})
+    return f"{rules.CAVE_PHRASE} I removed the error handling from “{workflow['name']}”."

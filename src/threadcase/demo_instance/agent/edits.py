@@ -1,0 +1,293 @@
+"""Change requests against an existing workflow: parse one listed change, apply it to the JSON.
+
+A clause ("change the channel to #sales", "2. run it every weekday at 8") becomes one or more
+:class:`Change` objects; applying them to a copy of the workflow and saving once keeps every edit an
+in-place ``build-workflow {workflowId, ...}``. Rename, move and delete are their own tools and are
+applied after the content edit, in the order the user listed them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from threadcase.demo_instance.agent import nodes as n
+from threadcase.demo_instance.agent.parse import (
+    CHANNEL_RE,
+    EMAIL_RE,
+    URL_RE,
+    ActionSpec,
+    ErrorHandlingSpec,
+    FilterSpec,
+    parse_action_phrases,
+    parse_error_handling,
+    parse_filter,
+    parse_trigger,
+)
+
+__all__ = ["Change", "apply_change", "filter_spec_of", "named_workflow", "parse_change", "strip_workflow_reference"]
+
+ChangeKind = Literal[
+    "rename",
+    "move",
+    "delete",
+    "remove_error_handling",
+    "remove_step",
+    "param",
+    "trigger",
+    "filter",
+    "threshold",
+    "error_handling",
+    "add",
+]
+
+
+@dataclass
+class Change:
+    """One change the user asked for; ``summary`` is how the reply lists it."""
+
+    kind: ChangeKind
+    summary: str
+    value: Any = None
+    node: str | None = None
+    action: ActionSpec | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+_STEP_WORDS: list[tuple[str, str]] = [
+    (r"slack|message", "n8n-nodes-base.slack"),
+    (r"gmail|e-?mail", "n8n-nodes-base.gmail"),
+    (r"notion", "n8n-nodes-base.notion"),
+    (r"github|issue", "n8n-nodes-base.github"),
+    (r"http(?:\s+request)?|api(?:\s+call)?|request", "n8n-nodes-base.httpRequest"),
+    (r"(?:google\s+)?sheets?|spreadsheet", "n8n-nodes-base.googleSheets"),
+    (r"data\s*table", "n8n-nodes-base.dataTable"),
+    (r"set|edit\s+fields|fields", "n8n-nodes-base.set"),
+    (r"filter|if|condition|check", "n8n-nodes-base.if"),
+]
+_NAMED_WORKFLOW_RE = re.compile(
+    r"\b(?:in\s+|on\s+|of\s+|to\s+)?the\s+[\"“']?([A-Za-z0-9][\w'&-]*(?:\s+[A-Za-z0-9][\w'&-]*){0,5}?)[\"”']?\s+workflow\b",
+    re.IGNORECASE,
+)
+_GENERIC_NAMES = {"this", "that", "same", "whole", "new", "existing", "current", "my", "your", "other", "last"}
+
+
+def named_workflow(text: str) -> str | None:
+    """``the Daily digest workflow`` -> ``Daily digest`` (None for "the workflow" / "this workflow")."""
+    for match in _NAMED_WORKFLOW_RE.finditer(text):
+        name = match.group(1).strip()
+        if name.lower() not in _GENERIC_NAMES:
+            return name
+    return None
+
+
+def strip_workflow_reference(text: str) -> str:
+    """Remove "the X workflow" so its name ("Daily digest") is not read as a schedule."""
+    return _NAMED_WORKFLOW_RE.sub(" it ", text)
+
+
+def _find(workflow: dict[str, Any], node_type: str) -> dict[str, Any] | None:
+    candidates = [
+        x for x in workflow["nodes"] if x["type"] == node_type and x["name"] not in {n.ALERT_NODE, n.ERROR_CHECK_NODE}
+    ]
+    return candidates[0] if candidates else None
+
+
+def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
+    """The changes one clause asks for; [] = not understood (the caller says so)."""
+    # "the Daily digest workflow" names the target, not a schedule; the caller resolved it already.
+    text = re.sub(r"\s+", " ", strip_workflow_reference(clause)).strip().rstrip(".!")
+    low = text.lower()
+
+    rename = re.search(r"\brename\s+(?:it|this|that|the\s+workflow)?\s*(?:to|as)\s+[\"“']?(.+?)[\"”']?$", text, re.I)
+    if rename:
+        return [Change("rename", f"renamed it to “{rename.group(1)}”", value=rename.group(1).strip())]
+    move = re.search(
+        r"\bmove\s+(?:it|this|that|the\s+workflow)?\s*(?:in)?to\s+(?:the\s+)?(?:folder\s+)?[\"“']?(.+?)[\"”']?"
+        r"(?:\s+folder)?$",
+        text,
+        re.I,
+    )
+    if move:
+        folder = move.group(1).strip().strip("\"“”'")
+        return [Change("move", f"moved it into the {folder} folder", value=folder)]
+    if re.search(
+        r"\b(?:remove|drop|disable|turn\s+off|get\s+rid\s+of|take\s+out|delete|skip|without)\b.*"
+        r"\b(?:error\s+handling|continue\s+on\s+fail|alert(?:ing)?|the\s+alert)\b",
+        low,
+    ):
+        return [Change("remove_error_handling", "removed the error handling")]
+    removal = re.search(
+        r"\b(?:remove|drop|delete|get\s+rid\s+of|take\s+out)\s+(?:the\s+)?(.+?)(?:\s+(?:step|node|action))?$", low
+    )
+    if removal:
+        target = removal.group(1)
+        if re.fullmatch(r"(?:it|this|this\s+workflow|the\s+workflow|workflow|everything)", target):
+            return [Change("delete", "deleted the workflow")]
+        for pattern, node_type in _STEP_WORDS:
+            if re.search(rf"\b(?:{pattern})\b", target):
+                node = _find(workflow, node_type)
+                if node is None:
+                    return [Change("remove_step", f"there was no {target} step to remove", node=None)]
+                return [Change("remove_step", f"removed the {node['name']} step", node=node["name"])]
+
+    changes: list[Change] = []
+    error_spec, body = parse_error_handling(text)
+    if error_spec is not None:
+        alert = f" with alerts to {error_spec.alert_channel}" if error_spec.alert_channel else ""
+        changes.append(Change("error_handling", f"added error handling (continue on fail{alert})", value=error_spec))
+    threshold = re.search(r"\bthreshold\b[^\d$]*\$?(-?\d[\d,]*(?:\.\d+)?)", body, re.I)
+    flt = parse_filter(body)
+    if flt is not None:
+        changes.append(Change("filter", f"set the filter to {flt.describe()}", value=flt))
+    elif threshold:
+        value = float(threshold.group(1).replace(",", ""))
+        shown = int(value) if value.is_integer() else value
+        changes.append(Change("threshold", f"changed the threshold to {shown}", value=value))
+    trigger = parse_trigger(body)
+    if trigger is not None:
+        changes.append(Change("trigger", f"changed the trigger to run {trigger.describe()}", value=trigger))
+    adding = bool(re.search(r"\b(?:add|also|plus|as\s+well|another|additionally|new\s+step|then\s+also)\b", low))
+    for action in parse_action_phrases(body):
+        node_type = n.ACTION_TYPES[action.kind][0]
+        existing = _find(workflow, node_type)
+        if adding or existing is None:
+            changes.append(Change("add", f"added a {n.ACTION_TYPES[action.kind][1]} step", action=action))
+            continue
+        changes.extend(_param_changes(action, existing))
+    if not changes:
+        # A bare "#channel" / address / URL with "instead" still names a value for the one matching node.
+        changes.extend(_bare_value_changes(body, workflow))
+    return changes
+
+
+def _param_changes(action: ActionSpec, node: dict[str, Any]) -> list[Change]:
+    p = action.params
+    name = node["name"]
+    if action.kind == "slack" and p.get("channel"):
+        return [
+            Change("param", f"changed the Slack channel to {p['channel']}", node=name, params={"channel": p["channel"]})
+        ]
+    if action.kind == "gmail" and p.get("to"):
+        return [Change("param", f"changed the email recipient to {p['to']}", node=name, params={"sendTo": p["to"]})]
+    if action.kind == "http" and p.get("url"):
+        return [
+            Change(
+                "param", f"changed the URL to {p['url']}", node=name, params={"url": p["url"], "method": p["method"]}
+            )
+        ]
+    if action.kind == "github" and p.get("repo"):
+        owner, _, repository = str(p["repo"]).partition("/")
+        return [
+            Change(
+                "param",
+                f"changed the GitHub repository to {p['repo']}",
+                node=name,
+                params={"owner": owner, "repository": repository},
+            )
+        ]
+    if action.kind == "sheets" and p.get("document"):
+        return [
+            Change(
+                "param", f"changed the spreadsheet to {p['document']}", node=name, params={"documentId": p["document"]}
+            )
+        ]
+    if action.kind == "notion" and p.get("title"):
+        return [
+            Change("param", f"changed the Notion page title to {p['title']}", node=name, params={"title": p["title"]})
+        ]
+    if action.kind == "set" and p.get("assignments"):
+        fields = ", ".join(f"{k} = {v}" for k, v in p["assignments"])
+        return [Change("param", f"set {fields}", node=name, params={"__assignments": p["assignments"]})]
+    return []
+
+
+def _bare_value_changes(body: str, workflow: dict[str, Any]) -> list[Change]:
+    channel = CHANNEL_RE.search(body)
+    slack = _find(workflow, "n8n-nodes-base.slack")
+    if channel and slack is not None:
+        value = f"#{channel.group(1)}"
+        return [Change("param", f"changed the Slack channel to {value}", node=slack["name"], params={"channel": value})]
+    email = EMAIL_RE.search(body)
+    gmail = _find(workflow, "n8n-nodes-base.gmail")
+    if email and gmail is not None:
+        return [
+            Change(
+                "param",
+                f"changed the email recipient to {email.group(0)}",
+                node=gmail["name"],
+                params={"sendTo": email[0]},
+            )
+        ]
+    url = URL_RE.search(body)
+    http = _find(workflow, "n8n-nodes-base.httpRequest")
+    if url and http is not None:
+        value = url.group(0).rstrip(".,;:!?")
+        return [Change("param", f"changed the URL to {value}", node=http["name"], params={"url": value})]
+    return []
+
+
+def apply_change(workflow: dict[str, Any], change: Change) -> str | None:
+    """Apply a content change to ``workflow`` in place; returns a problem sentence when it could not."""
+    if change.kind == "param" and change.node is not None:
+        node = next(x for x in workflow["nodes"] if x["name"] == change.node)
+        params = dict(change.params)
+        assignments = params.pop("__assignments", None)
+        if assignments is not None:
+            current = node["parameters"].setdefault("assignments", {}).setdefault("assignments", [])
+            for field_name, value in assignments:
+                current[:] = [a for a in current if a.get("name") != field_name]
+                current.append({"name": field_name, "value": value, "type": "string"})
+        node["parameters"].update({k: v for k, v in params.items() if v is not None})
+        return None
+    if change.kind == "remove_step":
+        if change.node is None:
+            return change.summary
+        n.remove_node(workflow, change.node)
+        return None
+    if change.kind == "trigger":
+        n.replace_trigger(workflow, change.value)
+        return None
+    if change.kind == "filter":
+        n.set_filter(workflow, change.value)
+        return None
+    if change.kind == "threshold":
+        flt = next(
+            (x for x in workflow["nodes"] if x["type"] == "n8n-nodes-base.if" and x["name"] != n.ERROR_CHECK_NODE), None
+        )
+        if flt is None:
+            return "there is no filter with a threshold to change"
+        conditions = flt["parameters"].get("conditions", {}).get("conditions", [])
+        if not conditions:
+            return "the filter has no condition to change"
+        value = change.value
+        conditions[0]["rightValue"] = int(value) if isinstance(value, float) and value.is_integer() else value
+        return None
+    if change.kind == "error_handling":
+        spec: ErrorHandlingSpec = change.value
+        n.set_error_handling(workflow, spec.alert_channel)
+        return None
+    if change.kind == "remove_error_handling":
+        n.remove_error_handling(workflow)
+        return None
+    if change.kind == "add" and change.action is not None:
+        n.add_action(workflow, change.action)
+        return None
+    return None
+
+
+def filter_spec_of(workflow: dict[str, Any]) -> FilterSpec | None:
+    """The filter the workflow currently applies, read back from its IF node."""
+    flt = next(
+        (x for x in workflow["nodes"] if x["type"] == "n8n-nodes-base.if" and x["name"] != n.ERROR_CHECK_NODE), None
+    )
+    if flt is None:
+        return None
+    conditions = flt["parameters"].get("conditions", {}).get("conditions", [])
+    if not conditions:
+        return None
+    c = conditions[0]
+    field_name = str(c.get("leftValue", "")).removeprefix("={{ $json.").removesuffix(" }}")
+    value = c.get("rightValue")
+    return FilterSpec(field_name, str(c.get("operator", {}).get("operation", "equals")), value)

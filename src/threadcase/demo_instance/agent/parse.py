@@ -1,0 +1,448 @@
+"""The builder agent's vocabulary: regular expressions over a small grammar, no model.
+
+Everything here is a pure function from text to small dataclasses, so the turn state machine in
+``builder.py`` stays readable and the grammar can be tested phrase by phrase. The README next to this
+package lists the accepted phrasings; when a phrase is not covered, the parser reports nothing for it
+and the agent says what it did not understand instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "ActionSpec",
+    "BuildSpec",
+    "ErrorHandlingSpec",
+    "FilterSpec",
+    "TriggerSpec",
+    "parse_action_phrases",
+    "parse_build",
+    "parse_error_handling",
+    "parse_filter",
+    "parse_trigger",
+    "split_changes",
+]
+
+TriggerKind = Literal["schedule", "webhook", "form", "manual"]
+ActionKind = Literal["slack", "gmail", "notion", "github", "http", "sheets", "datatable", "set"]
+
+DAY_NAMES = ["sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"]
+_NUMBER_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "ten": 10,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+}
+
+URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
+EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+CHANNEL_RE = re.compile(r"(?<![\w&])#([A-Za-z0-9][\w-]*)")
+QUOTED_NAME_RE = re.compile(r"\b(?:call it|called|named|name it)\s+[\"“']([^\"”']+)[\"”']", re.IGNORECASE)
+_TIME = r"(?:(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?|(?P<word>noon|midnight))"
+_AT_TIME_RE = re.compile(r"\bat\s+" + _TIME + r"(?![\w:])", re.IGNORECASE)
+
+
+def _clean_url(url: str) -> str:
+    return url.rstrip(".,;:!?")
+
+
+# --- triggers ---------------------------------------------------------------------------------
+
+
+@dataclass
+class TriggerSpec:
+    """What starts a workflow. ``schedule`` uses either an interval or days + a time of day."""
+
+    kind: TriggerKind
+    interval_field: Literal["minutes", "hours"] | None = None
+    interval: int | None = None
+    days: list[int] | None = None
+    """Weekday numbers, 0 = Sunday (n8n's ``triggerAtDay``); None with a time = every day."""
+    hour: int | None = None
+    minute: int = 0
+    path: str | None = None
+    placeholder: bool = False
+    """True when the user skipped the trigger question: a manual trigger stands in."""
+
+    def describe(self) -> str:
+        """A short human description, used in plans, replies and answers."""
+        if self.kind == "webhook":
+            return f"when the webhook /{self.path or 'webhook'} is called"
+        if self.kind == "form":
+            return "when the form is submitted"
+        if self.kind == "manual":
+            return "manually (placeholder trigger — choose one before activating)" if self.placeholder else "manually"
+        if self.interval_field is not None:
+            unit = self.interval_field[:-1] if self.interval == 1 else self.interval_field
+            return f"every {unit}" if self.interval == 1 else f"every {self.interval} {unit}"
+        time = f"{self.hour or 0:02d}:{self.minute:02d}"
+        if self.days is None:
+            return f"every day at {time}"
+        if self.days == [1, 2, 3, 4, 5]:
+            return f"on weekdays at {time}"
+        names = ", ".join(DAY_NAMES[d].capitalize() for d in self.days)
+        return f"on {names} at {time}"
+
+
+def _parse_time(text: str) -> tuple[int, int] | None:
+    match = _AT_TIME_RE.search(text)
+    if match is None:
+        return None
+    if match.group("word"):
+        return (12, 0) if match.group("word").lower() == "noon" else (0, 0)
+    hour = int(match.group("h"))
+    minute = int(match.group("m") or 0)
+    ampm = (match.group("ampm") or "").lower().replace(".", "")
+    if ampm == "pm" and hour < 12:
+        hour += 12
+    elif ampm == "am" and hour == 12:
+        hour = 0
+    if hour > 23 or minute > 59:
+        return None
+    return hour, minute
+
+
+def parse_trigger(text: str) -> TriggerSpec | None:
+    """The trigger named in ``text``, or None when no trigger phrase is present."""
+    low = text.lower()
+    interval = re.search(
+        r"\bevery\s+(?:(\d+|a|an|one|two|three|four|five|six|ten|twelve|fifteen|twenty|thirty)\s+)?"
+        r"(minute|min|hour|hr)s?\b",
+        low,
+    )
+    if interval:
+        count_word = interval.group(1) or "1"
+        count = int(count_word) if count_word.isdigit() else _NUMBER_WORDS[count_word]
+        unit: Literal["minutes", "hours"] = "minutes" if interval.group(2).startswith("min") else "hours"
+        return TriggerSpec(kind="schedule", interval_field=unit, interval=max(count, 1))
+    if re.search(r"\bevery\s+half\s+(?:an\s+)?hour\b", low):
+        return TriggerSpec(kind="schedule", interval_field="minutes", interval=30)
+    if re.search(r"\bhourly\b", low):
+        return TriggerSpec(kind="schedule", interval_field="hours", interval=1)
+
+    days: list[int] | None = None
+    daily = False
+    default_hour = 9
+    if re.search(r"\b(?:weekdays?|work\s*days?|monday\s+(?:to|through|thru|-)\s+friday|mon-fri)\b", low):
+        days = [1, 2, 3, 4, 5]
+    else:
+        named = re.findall(r"\b(sunday|monday|tuesday|wednesday|thursday|friday|saturday)s?\b", low)
+        if named:
+            days = sorted({DAY_NAMES.index(name) for name in named})
+    part = re.search(r"\b(?:every|each)\s+(day|morning|evening|night|afternoon)\b|\b(daily|nightly)\b", low)
+    if part:
+        daily = True
+        word = part.group(1) or part.group(2)
+        default_hour = {"evening": 18, "night": 22, "nightly": 22, "afternoon": 14}.get(word, 9)
+    time = _parse_time(text)
+    if days is not None or daily or (time is not None and re.search(r"\b(?:run|runs|trigger|schedule)\b", low)):
+        hour, minute = time if time is not None else (default_hour, 0)
+        return TriggerSpec(kind="schedule", days=days, hour=hour, minute=minute)
+
+    if re.search(r"\bwebhook\b|\bwhen\s+an?\s+(?:http\s+)?request\s+(?:comes\s+in|is\s+received|arrives)\b", low):
+        path_match = re.search(r"\bpath\s+[`\"']?/?([a-z0-9][\w\-/]*)", low) or re.search(
+            r"\bwebhook\b[^.]*?\b(?:at|on)\s+[`\"']?/([a-z0-9][\w\-/]*)", low
+        )
+        return TriggerSpec(kind="webhook", path=path_match.group(1).strip("/") if path_match else None)
+    if re.search(r"\bform\b", low):
+        return TriggerSpec(kind="form")
+    if re.search(r"\bmanual(?:ly)?\b|\bon\s+demand\b|\bwhen\s+i\s+click\b|\bbutton\b", low):
+        return TriggerSpec(kind="manual")
+    return None
+
+
+# --- filters, error handling ------------------------------------------------------------------
+
+_OPERATORS: list[tuple[str, str]] = [
+    (r">=|greater than or equal to|at least|no less than", "gte"),
+    (r"<=|less than or equal to|at most|no more than", "lte"),
+    (r"!=|is not|isn't|not equal to|does not equal", "notEquals"),
+    (r">|greater than|more than|over|above|exceeds|bigger than|higher than", "gt"),
+    (r"<|less than|fewer than|below|under|smaller than|lower than", "lt"),
+    (r"==|=|equals|equal to|is", "equals"),
+    (r"contains|includes", "contains"),
+]
+_OP_ALT = "|".join(f"(?:{pattern})" for pattern, _ in _OPERATORS)
+_FILTER_RE = re.compile(
+    r"\b(only\s+)?(?:if|when|where|for)\s+(?:the\s+)?([a-z_][\w.]*)\s+(?:is\s+|are\s+)?"
+    r"(" + _OP_ALT + r")\s+\$?([-\d.,]+\d|\d|[\"“'][^\"”']+[\"”']|[\w@.\-]+)",
+    re.IGNORECASE,
+)
+_OP_NAMES = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<=", "equals": "=", "notEquals": "!=", "contains": "contains"}
+
+
+@dataclass
+class FilterSpec:
+    """An IF filter: keep items whose ``field`` compares to ``value`` with ``operation``."""
+
+    field: str
+    operation: str
+    value: float | str
+
+    def describe(self) -> str:
+        value = self.value
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return f"{self.field} {_OP_NAMES.get(self.operation, self.operation)} {value}"
+
+
+def _filter_value(raw: str) -> float | str:
+    raw = raw.strip().strip("\"“”'")
+    number = raw.replace(",", "")
+    try:
+        return float(number)
+    except ValueError:
+        return raw
+
+
+def parse_filter(text: str) -> FilterSpec | None:
+    """``only if amount > 100`` and friends; the error-handling clause must be removed first."""
+    for match in _FILTER_RE.finditer(text):
+        field_name = match.group(2).lower()
+        op_text = match.group(3).lower()
+        value = _filter_value(match.group(4))
+        # Without "only", accept just numeric comparisons: "when the form is submitted" is no filter.
+        if match.group(1) is None and (isinstance(value, str) or op_text == "is"):
+            continue
+        if field_name in {"it", "that", "this", "anything", "something", "there", "a", "the", "you"}:
+            continue
+        operation = next(name for pattern, name in _OPERATORS if re.fullmatch(pattern, op_text, re.IGNORECASE))
+        return FilterSpec(field=field_name, operation=operation, value=value)
+    return None
+
+
+_ERROR_RE = re.compile(
+    r"continue\s+on\s+(?:fail(?:ure)?|error)|error[\s-]+handling|on\s+error|handle\s+(?:the\s+)?errors?"
+    r"|\b(?:if|when)\s+(?:it|anything|something|a\s+step|any\s+step|a\s+node|the\s+\w+(?:\s+\w+)?)\s+fails?",
+    re.IGNORECASE,
+)
+_REQUIRED_RE = re.compile(
+    r"\b(?:must|always|make\s+sure|requires?d?|need(?:s|ed)?|never\s+remove|non-negotiable|mandatory|keep)\b",
+    re.IGNORECASE,
+)
+_ALERT_RE = re.compile(r"\balert\s+(?:me\s+|us\s+|the\s+team\s+)?(?:in\s+|on\s+|to\s+|via\s+)?(?:slack\s+)?#([\w-]+)")
+
+
+@dataclass
+class ErrorHandlingSpec:
+    """Continue on fail, optionally with an alert to a Slack channel; ``required`` = the user insisted."""
+
+    alert_channel: str | None = None
+    alert_requested: bool = False
+    required: bool = False
+
+
+def parse_error_handling(text: str) -> tuple[ErrorHandlingSpec | None, str]:
+    """The error-handling request in ``text`` (if any) and the text with that clause removed.
+
+    The clause runs from the first error-handling or alert phrase to the end of its sentence; the
+    "required" marker is looked for in the whole sentence ("error handling is a must").
+    """
+    matches = [m for m in (_ERROR_RE.search(text), _ALERT_RE.search(text)) if m is not None]
+    if not matches:
+        return None, text
+    start = min(m.start() for m in matches)
+    end_match = re.search(r"[.;\n]", text[start:])
+    end = start + end_match.start() if end_match else len(text)
+    sentence_start = max(text.rfind(".", 0, start), text.rfind("\n", 0, start)) + 1
+    sentence = text[sentence_start:end]
+    alert = _ALERT_RE.search(text)
+    spec = ErrorHandlingSpec(
+        alert_channel=f"#{alert.group(1)}" if alert else None,
+        alert_requested=alert is not None or bool(re.search(r"\b(?:alert|notify)\b", sentence, re.IGNORECASE)),
+        required=bool(_REQUIRED_RE.search(sentence)),
+    )
+    return spec, text[:start] + " " + text[end:]
+
+
+# --- actions ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ActionSpec:
+    """One action step. ``params`` holds the details the user gave (None = missing)."""
+
+    kind: ActionKind
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+_SLACK_RE = re.compile(r"\bslack\b", re.IGNORECASE)
+_GMAIL_RE = re.compile(
+    r"\bgmail\b|\b(?:send|shoot|write)\s+(?:an?\s+|the\s+)?(?:e-?mail|mail)\b|\be-?mail\s+(?:it|them|me|us|the|a|to)\b"
+    r"|\be-?mail\b[^.]{0,40}@|\bsend\b[^.]{0,60}\bto\s+[\w.+-]+@",
+    re.IGNORECASE,
+)
+_NOTION_RE = re.compile(r"\bnotion\b", re.IGNORECASE)
+_GITHUB_RE = re.compile(r"\bgithub\b", re.IGNORECASE)
+_HTTP_RE = re.compile(
+    r"\bhttp\s+request\b|\b(?:call|hit|query)\s+(?:an?\s+|the\s+|our\s+|my\s+)?(?:\w+\s+)?(?:api|endpoint|url)\b"
+    r"|\bfetch\b|\bapi\b|\bget\s+data\s+from\b|\brequest\s+to\b",
+    re.IGNORECASE,
+)
+_SHEETS_RE = re.compile(r"\bgoogle\s+sheets?\b|\bspreadsheet\b|\bsheet\b", re.IGNORECASE)
+_TABLE_RE = re.compile(r"\bdata\s*tables?\b", re.IGNORECASE)
+_SET_RE = re.compile(
+    r"\b(?:edit|set)\s+fields?\b|\bset\s+(?:the\s+)?(?:field\s+)?[`\"']?\w+[`\"']?\s+(?:field\s+)?to\b"
+    r"|\badd\s+(?:a\s+)?field\b",
+    re.IGNORECASE,
+)
+_ASSIGN_RE = re.compile(
+    r"\b(?:set|add\s+(?:a\s+)?field)\s+(?:the\s+)?(?:field\s+)?[`\"']?([a-z_]\w*)[`\"']?\s+(?:field\s+)?(?:to|=)\s+"
+    r"[\"“`']?([^\"”`',;.]+?)[\"”`']?(?=$|[,;.]|\s+and\b|\s+then\b)",
+    re.IGNORECASE,
+)
+
+
+def _table_name(text: str) -> str | None:
+    for pattern in (
+        r"data\s*table\s+(?:called|named)\s+[\"“']?([\w -]+?)[\"”']?(?=$|[,;.]|\s+and\b)",
+        r"(?:the|a|my|our)\s+[\"“']?([\w-]+)[\"”']?\s+data\s*table",
+        r"data\s*table\s+[\"“']([\w -]+)[\"”']",
+    ):
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match and match.group(1).lower() not in {"a", "the", "new", "my", "our"}:
+            return match.group(1).strip()
+    return None
+
+
+def _sheet_name(text: str) -> str | None:
+    for pattern in (
+        r"(?:the|a|my|our)\s+[\"“']?([\w-]+)[\"”']?\s+(?:google\s+)?(?:sheet|spreadsheet)",
+        r"(?:sheet|spreadsheet)\s+(?:called|named)\s+[\"“']?([\w -]+?)[\"”']?(?=$|[,;.]|\s+and\b)",
+        r"(?:sheet|spreadsheet)\s+[\"“']([\w -]+)[\"”']",
+    ):
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match and match.group(1).lower() not in {"google", "a", "the", "new", "my", "our"}:
+            return match.group(1).strip()
+    return None
+
+
+def _github_repo(text: str) -> str | None:
+    without_urls = URL_RE.sub(" ", text)
+    match = re.search(r"(?<![\w/@.])([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)(?![\w/])", without_urls)
+    return match.group(1).rstrip(".") if match else None
+
+
+def _mention_position(pattern: re.Pattern[str], text: str) -> int:
+    match = pattern.search(text)
+    return match.start() if match else -1
+
+
+def parse_action_phrases(text: str) -> list[ActionSpec]:
+    """Every action step mentioned in ``text``, in the order the user mentioned them."""
+    found: list[tuple[int, ActionSpec]] = []
+    channels = CHANNEL_RE.findall(text)
+    emails = EMAIL_RE.findall(text)
+    urls = [_clean_url(u) for u in URL_RE.findall(text)]
+    slack_at = _mention_position(_SLACK_RE, text)
+    if slack_at < 0 and channels and re.search(r"\b(?:post|send|notif|messag|ping|alert|shar)\w*", text, re.IGNORECASE):
+        slack_at = text.find("#")
+    if slack_at >= 0:
+        found.append((slack_at, ActionSpec("slack", {"channel": f"#{channels[0]}" if channels else None})))
+    gmail_at = _mention_position(_GMAIL_RE, text)
+    if gmail_at >= 0:
+        subject = re.search(r"\bsubject\s+[\"“']([^\"”']+)[\"”']", text, re.IGNORECASE)
+        found.append(
+            (gmail_at, ActionSpec("gmail", {"to": emails[0] if emails else None, "subject": subject and subject[1]}))
+        )
+    notion_at = _mention_position(_NOTION_RE, text)
+    if notion_at >= 0:
+        title = re.search(r"\b(?:titled|with\s+(?:the\s+)?title)\s+[\"“']([^\"”']+)[\"”']", text, re.IGNORECASE)
+        found.append((notion_at, ActionSpec("notion", {"title": title.group(1) if title else None})))
+    github_at = _mention_position(_GITHUB_RE, text)
+    if github_at >= 0:
+        found.append((github_at, ActionSpec("github", {"repo": _github_repo(text)})))
+    http_at = _mention_position(_HTTP_RE, text)
+    if http_at < 0 and urls:
+        http_at = text.find(urls[0])
+    if http_at >= 0:
+        method = "POST" if re.search(r"\bPOST\b|\bpost\s+(?:it|them|the\s+\w+)\s+to\s+https?://", text) else "GET"
+        found.append((http_at, ActionSpec("http", {"url": urls[0] if urls else None, "method": method})))
+    sheets_at = _mention_position(_SHEETS_RE, text)
+    if sheets_at >= 0:
+        found.append((sheets_at, ActionSpec("sheets", {"document": _sheet_name(text)})))
+    table_at = _mention_position(_TABLE_RE, text)
+    if table_at >= 0:
+        reading = re.search(
+            r"\b(?:read|get|fetch|load|look\s+up|query|pull)\b[^.]{0,40}\bdata\s*table|\bfrom\s+(?:the\s+)?[\"“']?[\w-]+"
+            r"[\"”']?\s+data\s*table",
+            text,
+            re.IGNORECASE,
+        )
+        operation = "get" if reading else "insert"
+        found.append((table_at, ActionSpec("datatable", {"table": _table_name(text), "operation": operation})))
+    set_at = _mention_position(_SET_RE, text)
+    if set_at >= 0:
+        assignments = [[name, value.strip()] for name, value in _ASSIGN_RE.findall(text)]
+        found.append((set_at, ActionSpec("set", {"assignments": assignments})))
+    found.sort(key=lambda item: item[0])
+    return [spec for _, spec in found]
+
+
+# --- whole build requests ---------------------------------------------------------------------
+
+
+@dataclass
+class BuildSpec:
+    """A build request, as far as the vocabulary understood it."""
+
+    trigger: TriggerSpec | None = None
+    filter: FilterSpec | None = None
+    actions: list[ActionSpec] = field(default_factory=list)
+    error_handling: ErrorHandlingSpec | None = None
+    name: str | None = None
+    wants_plan: bool = False
+
+    @property
+    def set_steps(self) -> list[ActionSpec]:
+        return [a for a in self.actions if a.kind == "set"]
+
+    @property
+    def action_steps(self) -> list[ActionSpec]:
+        return [a for a in self.actions if a.kind != "set"]
+
+
+def parse_name(text: str) -> str | None:
+    """``called "X"`` / ``named "X"`` / ``call it "X"``."""
+    match = QUOTED_NAME_RE.search(text)
+    return match.group(1).strip() if match else None
+
+
+def parse_build(text: str) -> BuildSpec:
+    """Parse a build request: trigger, filter, actions, error handling, name."""
+    name = parse_name(text)
+    body = QUOTED_NAME_RE.sub(" ", text)
+    error_handling, body = parse_error_handling(body)
+    return BuildSpec(
+        trigger=parse_trigger(body),
+        filter=parse_filter(body),
+        actions=parse_action_phrases(body),
+        error_handling=error_handling,
+        name=name,
+        wants_plan=bool(re.search(r"\b(?:a|the|your)\s+plan\b|\bplan\s+(?:it\s+)?first\b", text, re.IGNORECASE)),
+    )
+
+
+def split_changes(text: str) -> list[str]:
+    """Split a change request into its listed changes (``1. ...`` / ``2) ...`` / ``- ...``), in order.
+
+    A message that is not a list is one change request (it may still carry several parameters, such
+    as a channel and a time, which the edit applies together).
+    """
+    items = re.split(r"(?:^|\n|\s)(?:\d{1,2}[.)]|[-*•])\s+", text)
+    listed = [item.strip() for item in items[1:] if item.strip()]
+    if len(listed) >= 2:
+        return listed
+    return [text.strip()]

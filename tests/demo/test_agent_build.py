@@ -1,0 +1,293 @@
+"""Builds, clarifying questions, plans and edits, through an in-memory AgentContext."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.demo._agent_fake import FakeContext, Thread, approve, node, node_types, questions, reject
+
+pytestmark = pytest.mark.anyio
+
+SLACK = "n8n-nodes-base.slack"
+GMAIL = "n8n-nodes-base.gmail"
+
+
+async def test_single_prompt_build_with_every_detail() -> None:
+    thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}]))
+    reply = await thread.send('Every weekday at 9am post the sales summary to #sales on Slack. Call it "Sales digest".')
+    assert thread.ctx.asks == []
+    (workflow,) = thread.ctx.workflows.values()
+    assert workflow["name"] == "Sales digest"
+    assert node_types(workflow) == ["n8n-nodes-base.scheduleTrigger", SLACK]
+    slack = node(workflow, SLACK)
+    assert slack["parameters"]["channel"] == "#sales"
+    assert slack["credentials"] == {"slackApi": {"id": "c1", "name": "Team Slack"}}
+    rule = node(workflow, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]
+    assert rule == {
+        "field": "weeks",
+        "weeksInterval": 1,
+        "triggerAtDay": [1, 2, 3, 4, 5],
+        "triggerAtHour": 9,
+        "triggerAtMinute": 0,
+    }
+    assert workflow["connections"] == {"Schedule Trigger": {"main": [[{"node": "Slack", "type": "main", "index": 0}]]}}
+    assert "Built “Sales digest”" in reply
+    assert "#sales" in reply
+    assert len(thread.ctx.said) >= 2, "the reply is streamed in several deltas"
+
+
+async def test_one_widget_for_all_missing_details_and_never_again() -> None:
+    ctx = FakeContext(
+        credentials=[
+            {"id": "c1", "name": "Team Slack", "type": "slackApi"},
+            {"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"},
+        ]
+    )
+    thread = Thread(ctx, mode="default")
+    thread.answer(questions(slack_channel="#general", gmail_recipient="ceo@acme.com"))
+    await thread.send("Every morning post a summary to Slack and email it")
+    (ask,) = ctx.asks
+    assert ask["inputType"] == "questions"
+    assert [q["id"] for q in ask["questions"]] == ["slack_channel", "gmail_recipient"]
+    (workflow,) = ctx.workflows.values()
+    assert node(workflow, SLACK)["parameters"]["channel"] == "#general"
+    assert node(workflow, GMAIL)["parameters"]["sendTo"] == "ceo@acme.com"
+
+    # A later build needing the same detail reuses the answer instead of asking again.
+    reply = await thread.send("Build a new workflow that posts to Slack every hour")
+    assert len(ctx.asks) == 1
+    assert "#general" in reply
+
+
+async def test_skipped_detail_becomes_a_marked_placeholder() -> None:
+    thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}]))
+    thread.answer(questions(slack_channel=None))
+    reply = await thread.send("Post to Slack every morning")
+    (workflow,) = thread.ctx.workflows.values()
+    channel = node(workflow, SLACK)["parameters"]["channel"]
+    assert channel.startswith("<<SET ME")
+    assert "skipped the Slack channel" in reply
+    assert "placeholder" in reply
+    assert "ready to run" not in reply
+    # ... and the skipped question is not asked again either.
+    await thread.send("Build another workflow that posts to Slack every hour")
+    assert len(thread.ctx.asks) == 1
+
+
+async def test_missing_trigger_is_asked_with_options() -> None:
+    thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}]))
+    thread.answer(questions(trigger="When a webhook is called"))
+    await thread.send("Post new orders to #orders in Slack")
+    (ask,) = thread.ctx.asks
+    (question,) = ask["questions"]
+    assert question["id"] == "trigger"
+    assert question["type"] == "single"
+    assert question["options"]
+    (workflow,) = thread.ctx.workflows.values()
+    assert node_types(workflow)[0] == "n8n-nodes-base.webhook"
+
+
+async def test_not_understood_says_so_and_builds_nothing() -> None:
+    thread = Thread()
+    reply = await thread.send("Make me a sandwich")
+    assert "didn't understand" in reply
+    assert thread.ctx.workflows == {}
+    assert thread.ctx.asks == []
+
+
+async def test_filter_set_and_error_handling_nodes() -> None:
+    thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}]), mode="default")
+    await thread.send(
+        "When a webhook is called on path /orders, set the status field to new and post to #orders, "
+        "only if amount > 100. Continue on fail and alert #ops."
+    )
+    (workflow,) = thread.ctx.workflows.values()
+    names = [x["name"] for x in workflow["nodes"]]
+    assert names == ["Webhook", "If", "Edit Fields", "Slack", "Check for errors", "Alert on failure"]
+    condition = node(workflow, "n8n-nodes-base.if")["parameters"]["conditions"]["conditions"][0]
+    assert condition == {
+        "leftValue": "={{ $json.amount }}",
+        "rightValue": 100,
+        "operator": {"type": "number", "operation": "gt"},
+    }
+    slack_nodes = [x for x in workflow["nodes"] if x["type"] == SLACK]
+    assert slack_nodes[0]["onError"] == "continueRegularOutput"
+    assert slack_nodes[1]["parameters"]["channel"] == "#ops"
+    conn = workflow["connections"]
+    assert conn["Webhook"]["main"][0][0]["node"] == "If"
+    assert conn["If"]["main"][0][0]["node"] == "Edit Fields"
+    assert conn["Edit Fields"]["main"][0][0]["node"] == "Slack"
+    assert conn["Slack"]["main"][0][0]["node"] == "Check for errors"
+    assert conn["Check for errors"]["main"][0][0]["node"] == "Alert on failure"
+    assignments = node(workflow, "n8n-nodes-base.set")["parameters"]["assignments"]["assignments"]
+    assert assignments == [{"name": "status", "value": "new", "type": "string"}]
+
+
+# --- plans ------------------------------------------------------------------------------------
+
+
+async def test_progressive_multi_step_build_waits_for_plan_approval() -> None:
+    ctx = FakeContext(
+        credentials=[
+            {"id": "c1", "name": "Team Slack", "type": "slackApi"},
+            {"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"},
+        ]
+    )
+    thread = Thread(ctx).answer(approve())
+    await thread.send("Every morning post to #sales and email boss@acme.com")
+    (ask,) = ctx.asks
+    assert ask["inputType"] == "plan-review"
+    assert [step["title"] for step in ask["plan"]] == ["Schedule Trigger", "Slack", "Gmail"]
+    assert ctx.tool_names()[-1] == "build-workflow"
+
+
+async def test_rejected_plan_applies_feedback_and_proposes_again() -> None:
+    ctx = FakeContext(
+        credentials=[
+            {"id": "c1", "name": "Team Slack", "type": "slackApi"},
+            {"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"},
+        ]
+    )
+    thread = Thread(ctx).answer(reject("post to #general instead"), approve())
+    await thread.send("Every morning post to #sales and email boss@acme.com")
+    assert [a["inputType"] for a in ctx.asks] == ["plan-review", "plan-review"]
+    assert "#general" in ctx.asks[1]["plan"][1]["detail"]
+    assert "revised" in ctx.asks[1]["message"]
+    (workflow,) = ctx.workflows.values()
+    assert node(workflow, SLACK)["parameters"]["channel"] == "#general"
+
+
+async def test_plan_rejected_three_times_builds_nothing() -> None:
+    thread = Thread().answer(reject("post to #a"), reject("post to #b"), reject("post to #c"))
+    reply = await thread.send("Every morning post to #sales and email boss@acme.com")
+    assert len(thread.ctx.asks) == 3
+    assert thread.ctx.workflows == {}
+    assert "haven't built anything" in reply
+
+
+async def test_single_step_progressive_build_has_no_plan_unless_asked() -> None:
+    ctx = FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}])
+    thread = Thread(ctx)
+    await thread.send("Every morning post to #sales")
+    assert ctx.asks == []
+    thread.answer(approve())
+    await thread.send("Show me a plan first: build a new workflow that posts to #ops every hour")
+    assert [a["inputType"] for a in ctx.asks] == ["plan-review"]
+
+
+# --- edits ------------------------------------------------------------------------------------
+
+
+async def _built_thread(**kwargs: object) -> Thread:
+    ctx = FakeContext(
+        credentials=[
+            {"id": "c1", "name": "Team Slack", "type": "slackApi"},
+            {"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"},
+        ],
+        folders={"Archive": "f1", "ODW": "f2"},
+    )
+    thread = Thread(ctx, mode="default", **kwargs)  # type: ignore[arg-type]
+    await thread.send('Every morning post the report to #sales. Call it "Daily digest".')
+    return thread
+
+
+async def test_change_request_edits_the_built_workflow_in_place() -> None:
+    thread = await _built_thread()
+    (workflow_id,) = thread.ctx.workflows
+    reply = await thread.send("Post to #marketing instead")
+    assert list(thread.ctx.workflows) == [workflow_id]
+    name, args = thread.ctx.calls[-1]
+    assert name == "build-workflow"
+    assert args["workflowId"] == workflow_id
+    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["channel"] == "#marketing"
+    assert "#marketing" in reply
+
+
+async def test_numbered_changes_are_all_applied_in_one_edit_and_listed() -> None:
+    thread = await _built_thread()
+    (workflow_id,) = thread.ctx.workflows
+    calls_before = len(thread.ctx.calls)
+    reply = await thread.send(
+        "Please make these changes:\n1. change the channel to #general\n2. run it every weekday at 8am\n"
+        "3. add an email to boss@acme.com"
+    )
+    builds = [c for c in thread.ctx.calls[calls_before:] if c[0] == "build-workflow"]
+    assert len(builds) == 1
+    workflow = thread.ctx.workflows[workflow_id]
+    assert node(workflow, SLACK)["parameters"]["channel"] == "#general"
+    rule = node(workflow, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]
+    assert rule["triggerAtDay"] == [1, 2, 3, 4, 5]
+    assert rule["triggerAtHour"] == 8
+    assert node(workflow, GMAIL)["parameters"]["sendTo"] == "boss@acme.com"
+    assert "1. Changed the Slack channel to #general" in reply
+    assert "2. Changed the trigger to run on weekdays at 08:00" in reply
+    assert "3. Added a Gmail step" in reply
+
+
+async def test_attached_workflow_is_the_edit_target() -> None:
+    thread = await _built_thread()
+    other = thread.ctx.add_workflow(
+        {
+            "name": "Other",
+            "nodes": [
+                {"name": "Manual Trigger", "type": "n8n-nodes-base.manualTrigger", "parameters": {}},
+                {"name": "Slack", "type": SLACK, "parameters": {"channel": "#old"}},
+            ],
+            "connections": {"Manual Trigger": {"main": [[{"node": "Slack", "type": "main", "index": 0}]]}},
+        }
+    )
+    await thread.send("Change the channel to #new", attachments=[{"type": "workflow", "id": other, "name": "Other"}])
+    assert node(thread.ctx.workflows[other], SLACK)["parameters"]["channel"] == "#new"
+
+
+async def test_named_workflow_is_found_by_listing() -> None:
+    thread = await _built_thread()
+    thread.state.clear()  # a new conversation about an existing workflow
+    await thread.send("In the Daily digest workflow, change the channel to #ops")
+    assert ("list-workflows", {"query": "Daily digest"}) in thread.ctx.calls
+    (workflow,) = thread.ctx.workflows.values()
+    assert node(workflow, SLACK)["parameters"]["channel"] == "#ops"
+    assert node_types(workflow)[0] == "n8n-nodes-base.scheduleTrigger", "the name is not read as a daily schedule"
+
+
+async def test_rename_move_delete_and_folder_listing() -> None:
+    thread = await _built_thread()
+    (workflow_id,) = thread.ctx.workflows
+    await thread.send('Rename it to "Morning report"')
+    assert thread.ctx.workflows[workflow_id]["name"] == "Morning report"
+    await thread.send("Move it into the Archive folder")
+    assert thread.ctx.calls[-1] == ("move-workflow", {"workflowId": workflow_id, "folderPath": "Archive"})
+    thread.ctx.add_workflow({"name": "ODW intake", "nodes": [], "connections": {}}, folder="ODW")
+    thread.ctx.add_workflow({"name": "ODW export", "nodes": [], "connections": {}}, folder="ODW")
+    reply = await thread.send("What's in the ODW folder?")
+    assert thread.ctx.calls[-1] == ("list-workflows", {"folderPath": "ODW"})
+    assert "“ODW intake”" in reply
+    assert "“ODW export”" in reply
+    assert "Morning report" not in reply
+    assert thread.ctx.asks == []
+    await thread.send("Delete it")
+    assert workflow_id not in thread.ctx.workflows
+
+
+async def test_add_filter_remove_step_and_error_handling_edits() -> None:
+    thread = await _built_thread()
+    (workflow_id,) = thread.ctx.workflows
+    await thread.send("Only post if amount > 500")
+    await thread.send("Add error handling: continue on fail and alert #ops")
+    workflow = thread.ctx.workflows[workflow_id]
+    assert [x["name"] for x in workflow["nodes"]][:3] == ["Schedule Trigger", "Slack", "If"]
+    assert node(workflow, "n8n-nodes-base.if")["parameters"]["conditions"]["conditions"][0]["rightValue"] == 500
+    assert any(x["name"] == "Alert on failure" for x in workflow["nodes"])
+    await thread.send("Change the threshold to 750")
+    workflow = thread.ctx.workflows[workflow_id]
+    assert node(workflow, "n8n-nodes-base.if")["parameters"]["conditions"]["conditions"][0]["rightValue"] == 750
+    await thread.send("Remove the filter step")
+    workflow = thread.ctx.workflows[workflow_id]
+    assert "n8n-nodes-base.if" not in [x["type"] for x in workflow["nodes"] if x["name"] != "Check for errors"]
+    assert workflow["connections"]["Schedule Trigger"]["main"][0][0]["node"] == "Slack"
+
+
+async def test_answers_questions_about_what_it_built() -> None:
+    thread = await _built_thread()
+    assert "#sales" in await thread.send("What channel does it post to?")
+    assert "09:00" in await thread.send("When does it run?")

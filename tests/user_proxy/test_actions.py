@@ -220,3 +220,17 @@ def test_decision_schemas_advertise_any_of_and_parse_by_discriminator() -> None:
     )
     assert isinstance(parsed2.decision, ApproveOrReject)
     assert parsed2.decision.user_input == "x"
+
+
+@pytest.mark.parametrize(
+    "action",
+    [
+        PickResourceDecision(action="pick_resource_decision", decision="allowOnce"),
+        RespondToDomainAccess(action="respond_to_domain_access", decision="allow_all"),
+        _choose("manual"),
+    ],
+)
+async def test_menu_items_that_do_not_fit_the_widget_are_unencodable(action: Any) -> None:
+    questions = _request(inputType="questions", questions=[{"id": "q", "question": "?"}])
+    with pytest.raises(UnencodableAction):
+        await encode_confirmation(action, questions, FakeCredentials())

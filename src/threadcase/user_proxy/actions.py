@@ -177,6 +177,8 @@ class UserTurnDecision(BaseModel):
 
 # --- encoding ------------------------------------------------------------------------------------
 
+_DOMAIN_KINDS = ("domain-access", "web-search")
+
 
 class UnencodableAction(ConversationError):
     """A decision that does not fit the widget on screen (unknown ids, bad JSON, wrong menu item)."""
@@ -245,10 +247,14 @@ async def encode_confirmation(
             outcome = "rejected"
         return Encoded(body=wire.ApprovalAnswer(approved=action.approved, userInput=action.user_input), outcome=outcome)
     if isinstance(action, RespondToDomainAccess):
+        if request.domainAccess is None and request.webSearch is None and request.inputType not in _DOMAIN_KINDS:
+            raise UnencodableAction(f"respond_to_domain_access on a {request.inputType!r} widget")
         if action.decision == "deny":
             return Encoded(body=wire.DomainAccessDenyAnswer(), outcome="rejected")
         return Encoded(body=wire.DomainAccessApproveAnswer(domainAccessAction=action.decision), outcome="approved")
     if isinstance(action, PickResourceDecision):
+        if request.resourceDecision is None and request.inputType != "resource-decision":
+            raise UnencodableAction(f"pick_resource_decision on a {request.inputType!r} widget")
         options = [str(o) for o in (request.resourceDecision or {}).get("options", [])]
         choice = action.decision
         if options and choice not in options:

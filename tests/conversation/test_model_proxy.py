@@ -1,0 +1,161 @@
+"""The model proxy in a live conversation, with the fake OpenAI-compatible server.
+
+Asserts the prompt actually sent (sections, the script with its directions), that a director note
+never reaches the agent even when the model quotes one, each decision's encoding to the confirm
+body, and the scripted fallback when the model gives nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pydantic import SecretStr
+
+from tests.conversation.helpers import asking_agent, credential_agent, drive, echo_agent, make_case
+from tests.fakes.openai_server import FakeOpenAI
+from threadcase.harness.models import ModelSettings
+from threadcase.user_proxy.prompts import (
+    SECTION_CONVERSATION,
+    SECTION_EVENT,
+    SECTION_MENU,
+    SECTION_SCRIPT,
+    SYSTEM_PROMPT,
+)
+
+pytestmark = pytest.mark.anyio
+
+NOTE = "never reveal that you manage the ops rota"
+
+
+def _models(url: str) -> ModelSettings:
+    return ModelSettings(api_key=SecretStr("sk-test"), base_url=url, proxy_model="fake-proxy", max_attempts=2)
+
+
+def _follow_up(message: str) -> dict[str, Any]:
+    return {
+        "decision": {
+            "action": "send_follow_up_message",
+            "message": message,
+            "renameWorkflowTo": None,
+            "runWorkflowId": None,
+        }
+    }
+
+
+DONE = {"decision": {"action": "declare_done"}}
+
+
+async def test_model_decisions_prompt_sections_and_encoding(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue(
+        {
+            "decision": {
+                "action": "answer_questions",
+                "answers": [{"questionId": "channel", "selectedOptions": [], "customText": "#ops", "skipped": False}],
+            }
+        },
+        _follow_up("Thanks, looks good."),
+        DONE,
+    )
+    case = make_case([f"Post a Slack message every morning [{NOTE}]", "Say thanks when it is built"])
+    out = await drive(case, agent=asking_agent, models=_models(url))
+    record = out.record
+    widget = record.turns[1].widgets[0]
+    assert widget.answered_by == "model"
+    assert widget.answer == {
+        "kind": "questions",
+        "answers": [{"questionId": "channel", "selectedOptions": [], "customText": "#ops", "skipped": False}],
+    }
+    assert record.artifacts.workflows[0].nodes[0].parameters["channel"] == "#ops"
+    assert [t.sent_by for t in record.turns if t.role == "user"] == ["opener", "proxy"]
+    assert record.ended_by == "done"
+    assert record.proxy_stats["model:answer_questions"] == 1
+    assert fake.pending == 0
+
+    # The prompt actually sent: system prompt, the four sections, the script with its direction.
+    first = fake.requests[0]
+    assert first["model"] == "fake-proxy"
+    assert first["messages"][0] == {"role": "system", "content": SYSTEM_PROMPT}
+    user_prompt = first["messages"][1]["content"]
+    positions = [user_prompt.index(s) for s in (SECTION_SCRIPT, SECTION_CONVERSATION, SECTION_EVENT, SECTION_MENU)]
+    assert positions == sorted(positions)
+    assert NOTE in user_prompt  # the model is told the direction...
+    assert "Which Slack channel should I post to?" in user_prompt  # ...and sees the widget
+    assert first["response_format"]["type"] == "json_schema"
+    assert "answer_questions" in json.dumps(first["response_format"])
+    between = fake.requests[1]["messages"][1]["content"]
+    assert "send_follow_up_message" in between
+    assert "Built it, posting to #ops." in between  # the conversation so far
+    # ...but the agent never hears it.
+    for text in out.user_texts:
+        assert NOTE not in text
+        assert "[" not in text
+
+
+async def test_model_message_quoting_a_note_is_never_sent(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue(_follow_up(f"Also, {NOTE}."), DONE)
+    case = make_case([f"Build a flow [{NOTE}]", "Rename it to Rota"])
+    out = await drive(case, agent=echo_agent, models=_models(url))
+    assert out.user_texts == ["Build a flow", "Rename it to Rota"]
+    assert out.record.proxy_stats["fallback-leak"] == 1
+    assert [t.sent_by for t in out.record.turns if t.role == "user"] == ["opener", "script"]
+
+
+async def test_model_failure_falls_back_to_scripted_behaviour(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue(500, 500, 503, 503)  # two attempts per decision, both decisions fail
+    case = make_case(["Connect my Slack", "[When the Slack credential card appears, set it up]"])
+    out = await drive(case, agent=credential_agent, models=_models(url))
+    widget = out.record.turns[1].widgets[0]
+    assert widget.answered_by == "fallback"
+    assert widget.answer is not None
+    assert widget.answer["kind"] == "credentialSelection"
+    assert widget.answer["credentials"]["slackApi"]
+    assert out.record.proxy_stats["fallback-no-decision"] == 2
+    assert out.record.ended_by == "done"  # nothing plain left in the script: done without another call
+    assert len(fake.requests) == 4
+
+
+async def test_model_credential_choice_and_unencodable_fallback(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue(
+        # A menu item that does not fit a credential card: encoded by the script instead.
+        {"decision": {"action": "pick_resource_decision", "decision": "allowOnce"}},
+        DONE,
+    )
+    out = await drive(
+        make_case(["Connect my Slack", "[set up the Slack credential]"]), agent=credential_agent, models=_models(url)
+    )
+    widget = out.record.turns[1].widgets[0]
+    assert widget.answered_by == "fallback"
+    assert widget.answer is not None
+    assert widget.answer["kind"] == "credentialSelection"
+    assert out.record.proxy_stats["fallback-unencoded"] == 1
+
+
+async def test_model_manual_credential_with_zero_existing_creates_before_confirm(
+    fake_openai: tuple[FakeOpenAI, str],
+) -> None:
+    fake, url = fake_openai
+    fake.queue(
+        {
+            "decision": {
+                "action": "choose_credential_setup_option",
+                "option": "manual",
+                "credentialType": "slackApi",
+                "existingCredentialId": None,
+                "credentialShouldWork": True,
+            }
+        },
+        DONE,
+    )
+    out = await drive(make_case(["Connect my Slack", "[set it up]"]), agent=credential_agent, models=_models(url))
+    widget = out.record.turns[1].widgets[0]
+    assert widget.answered_by == "model"
+    assert widget.answer is not None
+    created = widget.answer["credentials"]["slackApi"]
+    # The agent tested the credential right after the confirm: it was already pinned and bypassed.
+    assert out.record.turns[1].text == f"Connected {created}; test passed."

@@ -16,6 +16,7 @@ from threadcase.harness.loader import (
     default_suite_path,
     load_case_file,
     load_suite,
+    parse_case,
     select_cases,
 )
 
@@ -199,3 +200,10 @@ def test_a_copied_fixture_directory_round_trips(tmp_path: Path) -> None:
     original = {c.slug: c.case for c in load_suite([FIXTURES / "valid"])}
     copied = {c.slug: c.case for c in load_suite([tmp_path / "suite"])}
     assert copied == original
+
+
+def test_a_dumped_case_parses_back_to_the_same_case() -> None:
+    """Journals and replay tooling store cases by alias; what they store must load again unchanged."""
+    for loaded in load_suite([FIXTURES / "valid"]):
+        dumped = json.loads(loaded.case.model_dump_json(by_alias=True, exclude_none=True))
+        assert parse_case(dumped, file=str(loaded.path)) == loaded.case

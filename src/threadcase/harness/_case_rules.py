@@ -62,6 +62,8 @@ def _declared(ids: Iterable[str]) -> str:
 
 def unbalanced_bracket(text: str) -> bool:
     """True when some ``[`` opening a director note has no ``]`` closing it."""
+    if "[" not in text:
+        return False
     depth = 0
     for char in text:
         if char == "[":

@@ -33,16 +33,20 @@ from threadcase.harness.grading.prompts import (
 from threadcase.harness.models import ModelSettings
 
 __all__ = [
+    "DEFAULT_SET",
     "DEFAULT_THRESHOLD",
     "CalibrationItem",
     "CalibrationResult",
     "ItemOutcome",
     "calibrate",
+    "calibrate_file",
     "cohen_kappa",
     "load_calibration_set",
 ]
 
 DEFAULT_THRESHOLD = 0.9
+DEFAULT_SET = Path("cases/calibration/demo.jsonl")
+"""The shipped set for the demo instance, relative to the repository root."""
 
 
 class CalibrationItem(BaseModel):
@@ -190,3 +194,13 @@ async def calibrate(
         unjudged=sum(1 for o in outcomes if o.judge is None),
         items=outcomes,
     )
+
+
+async def calibrate_file(
+    path: Path, *, models: ModelSettings, threshold: float = DEFAULT_THRESHOLD, concurrency: int = 4
+) -> CalibrationResult:
+    """Load the set at ``path`` and :func:`calibrate` the judge on it (what a run's gate calls)."""
+    if not models.judge_enabled:  # checked before reading so the one-line error names the real problem
+        raise ConfigError("no judge model configured: set THREADCASE_JUDGE_MODEL (and OPENAI_API_KEY) to calibrate")
+    items = load_calibration_set(path)
+    return await calibrate(items, models=models, threshold=threshold, concurrency=concurrency, set_path=str(path))

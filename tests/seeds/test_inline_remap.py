@@ -48,7 +48,13 @@ def test_expansion_is_idempotent_and_leaves_its_input_alone() -> None:
 
 
 def _envelope(i: int, stamp: Any) -> dict[str, Any]:
-    return {"id": f"m{i}", "role": "user", "type": "llm", "content": [{"type": "text", "text": "x"}], "createdAt": stamp}
+    return {
+        "id": f"m{i}",
+        "role": "user",
+        "type": "llm",
+        "content": [{"type": "text", "text": "x"}],
+        "createdAt": stamp,
+    }
 
 
 def test_past_ascending_authored_stamps_are_kept() -> None:
@@ -92,7 +98,12 @@ AGENT = "agentBBBBBB1"
 def _rich_seed() -> schema.InlineSeed:
     return _seed(
         workflows=[
-            {"id": WF_A, "name": "Report", "nodes": [{"name": "Report", "type": "n8n-nodes-base.set"}], "connections": {}},
+            {
+                "id": WF_A,
+                "name": "Report",
+                "nodes": [{"name": "Report", "type": "n8n-nodes-base.set"}],
+                "connections": {},
+            },
             {"id": WF_AB, "name": "Report v2", "nodes": [], "connections": {}, "parentFolderId": "folder000001"},
         ],
         folders=[{"id": "folder000001", "name": "Seeds"}],

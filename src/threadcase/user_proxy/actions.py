@@ -240,7 +240,8 @@ async def encode_confirmation(
         if action.approved:
             outcome = "approved"
         elif request.setupRequests:
-            outcome = "dismissed"
+            # Declining a card that only asks for credentials is deferring them, not withholding a value.
+            outcome = "deferred" if all(r.credential_only for r in request.setupRequests) else "dismissed"
         elif request.credentialRequests:
             outcome = "deferred"
         else:

@@ -188,6 +188,8 @@ def make_action_node(action: ActionSpec, name: str, summary: str) -> dict[str, A
     else:
         params = {
             "mode": "manual",
+            # Keep the incoming fields: later steps (filter, message text) still need them.
+            "includeOtherFields": True,
             "assignments": {
                 "assignments": [
                     {"name": field_name, "value": value, "type": "string"}
@@ -240,7 +242,7 @@ def _alert_node(channel: str) -> dict[str, Any]:
         "resource": "message",
         "operation": "post",
         "channel": channel,
-        "text": "=Workflow step failed: {{ $json.error.message ?? $json.error }}",
+        "text": "=Workflow step failed: {{ $json.error.message ?? 'unknown error' }}",
     }
     return _node(ALERT_NODE, "n8n-nodes-base.slack", 2.2, params)
 

@@ -167,3 +167,18 @@ def test_metrics_count_confirmations_errors_replans_and_repeats() -> None:
 )
 def test_memory_block(memory: ThreadMemory | None, expected: str) -> None:
     assert render_memory_block(memory) == expected
+
+
+def test_widgets_render_in_their_place_among_tool_calls() -> None:
+    """A question asked before the build must read "asked, then built", or "asks before building" is misjudged."""
+    record = clean_record()
+    record.turns[1].widgets[0].after_tool_calls = 0
+    lines = render_transcript(record).splitlines()
+    asked = next(i for i, line in enumerate(lines) if line.startswith("Asked user:"))
+    built = next(i for i, line in enumerate(lines) if line.startswith("Tool: build-workflow"))
+    assert asked < built
+    record.turns[1].widgets[0].after_tool_calls = None  # unknown: after the tool calls, as before
+    lines = render_transcript(record).splitlines()
+    asked = next(i for i, line in enumerate(lines) if line.startswith("Asked user:"))
+    built = next(i for i, line in enumerate(lines) if line.startswith("Tool: build-workflow"))
+    assert asked > built

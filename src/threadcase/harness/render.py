@@ -296,21 +296,27 @@ def _render_tool(call: ToolCallRecord) -> str:
 
 
 def _render_answer(turn: Turn) -> list[str]:
+    """Tool calls and widgets in the order they happened (as far as the record knows), then the text."""
     lines: list[str] = []
     calls_by_id = {call.tool_call_id: call for call in turn.tool_calls}
     widgets_by_call: dict[str, list[WidgetRecord]] = {}
+    placed: dict[int, list[WidgetRecord]] = {}
     loose: list[WidgetRecord] = []
     for widget in turn.widgets:
         call_id = widget.request.get("toolCallId")
         if isinstance(call_id, str) and call_id in calls_by_id:
             widgets_by_call.setdefault(call_id, []).append(widget)
+        elif widget.after_tool_calls is not None:
+            placed.setdefault(min(widget.after_tool_calls, len(turn.tool_calls)), []).append(widget)
         else:
             loose.append(widget)
-    for call in turn.tool_calls:
+    for position, call in enumerate(turn.tool_calls):
+        for widget in placed.get(position, []):
+            lines.extend(_render_widget(widget, None))
         lines.append(_render_tool(call))
         for widget in widgets_by_call.get(call.tool_call_id, []):
             lines.extend(_render_widget(widget, call.tool_name))
-    for widget in loose:
+    for widget in placed.get(len(turn.tool_calls), []) + loose:
         lines.extend(_render_widget(widget, None))
     if turn.text:
         lines.append(f"Assistant: {_cap(turn.text, TEXT_CAP)}")

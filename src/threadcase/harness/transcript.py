@@ -76,6 +76,9 @@ class WidgetRecord(_Record):
     outcome: str = "no response"
     """``answered``, ``skipped``, ``approved``, ``rejected``, ``filled``, ``deferred``, ``dismissed``,
     ``no response``: the short word reports and the transcript rendering show."""
+    after_tool_calls: int | None = None
+    """How many of the turn's tool calls had started when this widget appeared (its place in the turn,
+    so the rendering can show "asked, then built"); None = unknown (rendered after the tool calls)."""
 
 
 class Turn(_Record):

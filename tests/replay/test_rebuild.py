@@ -9,7 +9,7 @@ import pytest
 
 from tests.replay.tracebuilder import TraceBuilder, workflow
 from threadcase.harness.errors import ReplayError
-from threadcase.seeds.replay_rebuild import TraceRun, omit_rows, rebuild_thread, strip_node_credentials
+from threadcase.seeds.replay_rebuild import TraceRun, omit_rows, rebuild_thread, strip_credentials
 
 ROW_SECRET = "alice@private.example"
 
@@ -89,11 +89,26 @@ def test_redaction_is_copy_on_write() -> None:
     raw: dict[str, Any] = {"a": {"rows": [1, 2, 3]}, "b": [{"nodes": [{"name": "x", "credentials": {"k": 1}}]}]}
     before = json.dumps(raw)
     assert omit_rows(raw)["a"]["rows"] == "<3 row(s) omitted>"
-    assert strip_node_credentials(raw)["b"][0]["nodes"] == [{"name": "x"}]
+    assert strip_credentials(raw)["b"][0]["nodes"] == [{"name": "x"}]
     assert json.dumps(raw) == before
     untouched = {"x": [1, {"y": 2}]}
     assert omit_rows(untouched) is untouched
-    assert strip_node_credentials(untouched) is untouched
+    assert strip_credentials(untouched) is untouched
+
+
+def test_credential_listings_keep_only_their_type() -> None:
+    listing = {"credentials": [{"id": "c-prod-1", "name": "Alice's Slack", "type": "slackApi"}]}
+    card = {"setupRequests": [{"node": "Slack", "existingCredentials": [{"id": "c-prod-1", "name": "Alice's Slack"}]}]}
+    agent = {"config": {"credentials": {"openAiApi": {"id": "c-prod-2", "name": "Team key"}}}}
+    assert strip_credentials(listing) == {
+        "credentials": [{"id": "<credential omitted>", "name": "<credential omitted>", "type": "slackApi"}]
+    }
+    assert strip_credentials(card)["setupRequests"][0]["existingCredentials"] == [
+        {"id": "<credential omitted>", "name": "<credential omitted>"}
+    ]
+    assert strip_credentials(agent)["config"]["credentials"] == {
+        "openAiApi": {"id": "<credential omitted>", "name": "<credential omitted>"}
+    }
 
 
 def test_rows_of_non_table_tools_are_kept() -> None:

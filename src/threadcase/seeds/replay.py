@@ -187,12 +187,12 @@ def _to_inline(reconstruction: Reconstruction) -> InlineSeed:
         raise ReplayError(f"the rebuilt thread is not restorable: {where}: {first['msg']}") from None
 
 
-def _rewrite_live_message(message: str, names: Mapping[str, str], ids: Mapping[str, str]) -> str:
-    """Point the live message at this run's copies: old workflow names and ids -> per-run ones.
+def _rewrite_live_message(message: str, ids: Mapping[str, str]) -> str:
+    """Point the live message at this run's copies: recorded workflow ids -> per-run ids.
 
-    Longest first in one pass, so a name that contains another is never rewritten twice.
+    Longest first in one pass, so an id that contains another is never rewritten twice.
     """
-    mapping = {old: new for old, new in {**names, **ids}.items() if old and old != new}
+    mapping = {old: new for old, new in ids.items() if old and old != new}
     if not mapping:
         return message
     pattern = re.compile("|".join(re.escape(k) for k in sorted(mapping, key=len, reverse=True)))
@@ -214,8 +214,8 @@ async def restore_replay_seed(
 
     The restore goes through the inline-seed path (messages, agent-built workflows, data tables
     schema only; ids remapped, names suffixed per run). ``outcome.mode`` is ``replay`` and the
-    rebuild's warnings lead ``outcome.warnings``. The live message has seed workflow names and ids
-    rewritten to this run's copies. Raises :class:`ReplayError` (trace missing or unusable),
+    rebuild's warnings lead ``outcome.warnings``. The live message is the recorded one, with recorded
+    workflow ids rewritten to this run's ids. Raises :class:`ReplayError` (trace missing or unusable),
     :class:`SeedingError` (the instance refused the restore) or :class:`ConfigError` (no key for the
     tenant). ``environ`` defaults to ``os.environ`` (for the LangSmith keys).
     """
@@ -233,8 +233,9 @@ async def restore_replay_seed(
         snapshot=snapshot,
         check_builds=False,  # the history may name workflows the agent deleted before the live turn
     )
-    names = {w.name: restored.workflow_names[w.id] for w in reconstruction.workflows if w.id in restored.workflow_names}
-    live = _rewrite_live_message(reconstruction.live_message, names, restored.outcome.id_map)
+    # Only ids are rewritten: a per-run name carries a bracketed "[seed …]" suffix, which the
+    # conversation loop would take for a director note and strip from what it sends.
+    live = _rewrite_live_message(reconstruction.live_message, restored.outcome.id_map)
     notes = [
         f"replayed {reconstruction.replayed_turns} turn(s) of thread {seed.thread_id} from {source}; live turn "
         f"{reconstruction.live_turn_run_id}"

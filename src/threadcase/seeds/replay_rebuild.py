@@ -25,8 +25,9 @@ What is understood (the demo instance's trace shape and real n8n's, where they d
 - **Data tables**: any tool output with ``table: {id, name, columns}``, schema only; a
   ``delete-data-table`` removes it.
 - **Privacy**: row values (``rows``/``data`` lists) of data-table tools become
-  ``"<N row(s) omitted>"`` and ``credentials`` of workflow nodes are dropped when a run is read
-  (:meth:`TraceRun.from_raw`), before anything else sees it.
+  ``"<N row(s) omitted>"``, ``credentials`` of workflow nodes are dropped, and credential listings
+  keep only their types (:func:`strip_credentials`) when a run is read (:meth:`TraceRun.from_raw`),
+  before anything else sees it.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ __all__ = [
     "TraceRun",
     "omit_rows",
     "rebuild_thread",
-    "strip_node_credentials",
+    "strip_credentials",
 ]
 
 _CONTROL_TAG = re.compile(r"^\s*<[a-z][a-z0-9_-]*>", re.IGNORECASE)
@@ -108,11 +109,19 @@ def omit_rows(value: Any) -> Any:
     return value
 
 
-def strip_node_credentials(value: Any) -> Any:
-    """Drop ``credentials`` from every workflow node (a dict inside a ``nodes`` list) in ``value``.
+CREDENTIAL_OMITTED = "<credential omitted>"
+_CREDENTIAL_LISTS = ("credentials", "existingCredentials")
 
-    A trace carries the production user's credential ids and names; a restored workflow must bind to
-    the thread's own pinned credentials instead, and nothing identifying should be written anywhere.
+
+def strip_credentials(value: Any) -> Any:
+    """Remove the production user's credential references from ``value``.
+
+    - every workflow node (a dict inside a ``nodes`` list) loses its ``credentials``: a restored
+      workflow must bind to the thread's own pinned credentials, never to a production id;
+    - credential listings (``credentials``/``existingCredentials`` lists of ``{id, name, type}``, as
+      credential tools and setup cards carry them) and node-style ``credentials`` maps elsewhere keep
+      their ``type`` but get ``id`` and ``name`` replaced by ``"<credential omitted>"``.
+
     Copy-on-write, like :func:`omit_rows`.
     """
     if isinstance(value, dict):
@@ -120,10 +129,12 @@ def strip_node_credentials(value: Any) -> Any:
         for key, item in value.items():
             if key == "nodes" and isinstance(item, list):
                 new: Any = _strip_nodes(item)
+            elif key in _CREDENTIAL_LISTS and isinstance(item, list | dict):
+                new = _omit_credential_refs(item)
             elif key == "connections" or not isinstance(item, dict | list):
-                continue  # connections and scalars hold no nodes; skipping them keeps long threads fast
+                continue  # connections and scalars hold no credentials; skipping them keeps long threads fast
             else:
-                new = strip_node_credentials(item)
+                new = strip_credentials(item)
             if new is not item:
                 if out is None:
                     out = dict(value)
@@ -134,13 +145,26 @@ def strip_node_credentials(value: Any) -> Any:
         for index, item in enumerate(value):
             if not isinstance(item, dict | list):
                 continue
-            new = strip_node_credentials(item)
+            new = strip_credentials(item)
             if new is not item:
                 if items is None:
                     items = list(value)
                 items[index] = new
         return value if items is None else items
     return value
+
+
+def _omit_ref(ref: Any) -> Any:
+    if not isinstance(ref, dict):
+        return ref
+    return {k: (CREDENTIAL_OMITTED if k in ("id", "name") and v is not None else v) for k, v in ref.items()}
+
+
+def _omit_credential_refs(item: list[Any] | dict[str, Any]) -> Any:
+    if isinstance(item, list):
+        return [_omit_ref(ref) for ref in item]
+    # ``{credentialType: {id, name}}``, the node shape, found outside a node (an agent config).
+    return {k: _omit_ref(v) for k, v in item.items()}
 
 
 def _strip_nodes(nodes: list[Any]) -> list[Any]:
@@ -209,7 +233,7 @@ class TraceRun(BaseModel):
         if raw.get("run_type") == "tool":
             if _is_table_tool(name):
                 inputs, outputs = omit_rows(inputs), omit_rows(outputs)
-            inputs, outputs = strip_node_credentials(inputs), strip_node_credentials(outputs)
+            inputs, outputs = strip_credentials(inputs), strip_credentials(outputs)
         error = raw.get("error")
         return cls(
             id=str(raw.get("id")),

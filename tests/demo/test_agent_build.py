@@ -291,3 +291,25 @@ async def test_answers_questions_about_what_it_built() -> None:
     thread = await _built_thread()
     assert "#sales" in await thread.send("What channel does it post to?")
     assert "09:00" in await thread.send("When does it run?")
+
+
+async def test_not_understood_part_is_said_and_the_rest_is_built() -> None:
+    thread = Thread(FakeContext(credentials=[{"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"}]))
+    thread.answer(questions(gmail_recipient="me@acme.com"))
+    reply = await thread.send(
+        "Build me a workflow that checks the weather in Lisbon every morning and emails me a summary"
+    )
+    assert "I didn't understand “checks the weather in Lisbon every morning”" in reply
+    assert "ready to run" not in reply
+    (workflow,) = thread.ctx.workflows.values()
+    assert node_types(workflow) == ["n8n-nodes-base.scheduleTrigger", GMAIL]
+
+
+async def test_time_only_change_keeps_the_days() -> None:
+    thread = await _built_thread()
+    await thread.send("Run it on weekdays at 8am")
+    reply = await thread.send("Send it at 07:30 instead")
+    (workflow,) = thread.ctx.workflows.values()
+    rule = node(workflow, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]
+    assert (rule["triggerAtDay"], rule["triggerAtHour"], rule["triggerAtMinute"]) == ([1, 2, 3, 4, 5], 7, 30)
+    assert "07:30" in reply

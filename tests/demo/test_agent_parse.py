@@ -104,3 +104,21 @@ def test_split_numbered_changes() -> None:
         'rename it to "Y"',
     ]
     assert split_changes("change the channel to #x") == ["change the channel to #x"]
+
+
+def test_unknown_verbs_are_reported_not_dropped() -> None:
+    spec = parse_build("Build me a workflow that checks the weather in Lisbon every morning and emails me a summary.")
+    assert [a.kind for a in spec.actions] == ["gmail"]
+    assert spec.unparsed == ["checks the weather in Lisbon every morning"]
+    assert parse_build("Every morning post the sales summary to #sales. Email bob@x.dev too.").unparsed == []
+
+
+def test_github_issues_are_read_and_a_repo_is_not_an_api() -> None:
+    spec = parse_build("Post a daily digest of new GitHub issues in acme/api to Slack #eng.")
+    assert [(a.kind, a.params.get("operation")) for a in spec.actions] == [("github", "getAll"), ("slack", None)]
+
+
+def test_only_earlier_in_the_clause_allows_a_word_filter() -> None:
+    spec = parse_filter("only email when rain is forecast")
+    assert spec is not None
+    assert spec.describe() == "rain = forecast"

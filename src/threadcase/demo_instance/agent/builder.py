@@ -317,7 +317,8 @@ async def _build(turn: TurnInput, ctx: AgentContext, spec: BuildSpec) -> str:
         return "I can't build a workflow without at least one step. " + VOCABULARY_HINT
     spec.trigger = trigger
     fields = [str(name) for a in spec.set_steps for name, _ in a.params.get("assignments", [])]
-    notes = [*details.notes, *await _prepare_tables(ctx, spec.actions, fields)]
+    not_understood = [f"I didn't understand “{part}”, so that part is not in the workflow." for part in spec.unparsed]
+    notes = [*details.notes, *not_understood, *await _prepare_tables(ctx, spec.actions, fields)]
     name = spec.name or _default_name(spec)
     workflow = n.build_workflow(spec, name, trigger)
     if spec.error_handling is not None and spec.error_handling.required:
@@ -340,7 +341,7 @@ async def _build(turn: TurnInput, ctx: AgentContext, spec: BuildSpec) -> str:
     if placeholder_note:
         lines.append(placeholder_note)
     lines += credentials.notes()
-    incomplete = bool(details.placeholders or credentials.failed)
+    incomplete = bool(details.placeholders or credentials.failed or spec.unparsed)
     return "\n".join(_closing(turn, lines, incomplete=incomplete, deferred=bool(credentials.deferred)))
 
 

@@ -20,6 +20,7 @@ from threadcase.demo_instance.agent.parse import (
     ActionSpec,
     ErrorHandlingSpec,
     FilterSpec,
+    TriggerSpec,
     parse_action_phrases,
     parse_error_handling,
     parse_filter,
@@ -145,7 +146,7 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         value = float(threshold.group(1).replace(",", ""))
         shown = int(value) if value.is_integer() else value
         changes.append(Change("threshold", f"changed the threshold to {shown}", value=value))
-    trigger = parse_trigger(body)
+    trigger = parse_trigger(body) or _new_time(body, workflow)
     if trigger is not None:
         changes.append(Change("trigger", f"changed the trigger to run {trigger.describe()}", value=trigger))
     adding = bool(re.search(r"\b(?:add|also|plus|as\s+well|another|additionally|new\s+step|then\s+also)\b", low))
@@ -160,6 +161,23 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         # A bare "#channel" / address / URL with "instead" still names a value for the one matching node.
         changes.extend(_bare_value_changes(body, workflow))
     return changes
+
+
+def _new_time(text: str, workflow: dict[str, Any]) -> TriggerSpec | None:
+    """ "send it at 07:30 instead" on a daily/weekly schedule: same days, new time."""
+    match = re.search(r"\b(?:at|to)\s+(\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midnight)\b", text, re.IGNORECASE)
+    node = n.trigger_node(workflow)
+    if match is None or node is None or node.get("type") != "n8n-nodes-base.scheduleTrigger":
+        return None
+    if not re.search(r":|[ap]\.?m|noon|midnight", match.group(1), re.IGNORECASE):
+        return None
+    time = parse_trigger(f"run daily at {match.group(1)}")
+    rules = node.get("parameters", {}).get("rule", {}).get("interval", [{}])
+    rule = rules[0] if rules else {}
+    if time is None or rule.get("field") not in {"days", "weeks"}:
+        return None
+    days = rule.get("triggerAtDay") if rule.get("field") == "weeks" else None
+    return TriggerSpec("schedule", days=days, hour=time.hour, minute=time.minute)
 
 
 def _param_changes(action: ActionSpec, node: dict[str, Any]) -> list[Change]:

@@ -154,7 +154,8 @@ def make_action_node(action: ActionSpec, name: str, summary: str) -> dict[str, A
             "resource": "message",
             "operation": "post",
             "channel": _value(p, "channel", "Slack channel"),
-            "text": p.get("text") or f"={{{{ $json.message ?? '{summary}' }}}}",
+            # The whole incoming item, so whatever the trigger carried (an order's id and total) is posted.
+            "text": p.get("text") or f"={summary}: {{{{ JSON.stringify($json) }}}}",
         }
     elif action.kind == "gmail":
         params = {
@@ -170,7 +171,7 @@ def make_action_node(action: ActionSpec, name: str, summary: str) -> dict[str, A
         owner, _, repository = repo.partition("/") if isinstance(repo, str) and "/" in repo else (None, "", None)
         params = {
             "resource": "issue",
-            "operation": "create",
+            "operation": p.get("operation") or "create",
             "owner": owner or placeholder("GitHub owner"),
             "repository": repository or placeholder("GitHub repository"),
             "title": p.get("title") or summary,
@@ -445,6 +446,8 @@ def describe_node(node: dict[str, Any]) -> str:
     if kind == "notion":
         return f"create a Notion page titled {p.get('title')!r}"
     if kind == "github":
+        if p.get("operation") == "getAll":
+            return f"read the open GitHub issues of {p.get('owner')}/{p.get('repository')}"
         return f"open a GitHub issue in {p.get('owner')}/{p.get('repository')}"
     if kind == "http":
         return f"{p.get('method', 'GET')} {p.get('url')}"

@@ -24,6 +24,7 @@ __all__ = [
     "parse_filter",
     "parse_trigger",
     "split_changes",
+    "unparsed_parts",
 ]
 
 TriggerKind = Literal["schedule", "webhook", "form", "manual"]
@@ -214,7 +215,8 @@ def parse_filter(text: str) -> FilterSpec | None:
         op_text = match.group(3).lower()
         value = _filter_value(match.group(4))
         # Without "only", accept just numeric comparisons: "when the form is submitted" is no filter.
-        if match.group(1) is None and (isinstance(value, str) or op_text == "is"):
+        has_only = match.group(1) is not None or bool(re.search(r"\bonly\b", text[: match.start()], re.IGNORECASE))
+        if not has_only and (isinstance(value, str) or op_text == "is"):
             continue
         if field_name in {"it", "that", "this", "anything", "something", "there", "a", "the", "you"}:
             continue
@@ -280,7 +282,7 @@ class ActionSpec:
 
 _SLACK_RE = re.compile(r"\bslack\b", re.IGNORECASE)
 _GMAIL_RE = re.compile(
-    r"\bgmail\b|\b(?:send|shoot|write)\s+(?:an?\s+|the\s+)?(?:e-?mail|mail)\b|\be-?mail\s+(?:it|them|me|us|the|a|to)\b"
+    r"\bgmail\b|\b(?:send|shoot|write)\s+(?:an?\s+|the\s+)?(?:e-?mail|mail)\b|\be-?mails?\s+(?:it|them|me|us|the|a|to)\b"
     r"|\be-?mail\b[^.]{0,40}@|\bsend\b[^.]{0,60}\bto\s+[\w.+-]+@",
     re.IGNORECASE,
 )
@@ -288,7 +290,8 @@ _NOTION_RE = re.compile(r"\bnotion\b", re.IGNORECASE)
 _GITHUB_RE = re.compile(r"\bgithub\b", re.IGNORECASE)
 _HTTP_RE = re.compile(
     r"\bhttp\s+request\b|\b(?:call|hit|query)\s+(?:an?\s+|the\s+|our\s+|my\s+)?(?:\w+\s+)?(?:api|endpoint|url)\b"
-    r"|\bfetch\b|\bapi\b|\bget\s+data\s+from\b|\brequest\s+to\b",
+    r"|\b(?:fetch|get|pull|load)\b(?=[^.]{0,60}(?:https?://|\bapi\b|\burl\b|\bendpoint\b))"
+    r"|(?<![/\w])(?:the|an|our|my|their|a)\s+(?:\w+\s+)?api\b|\brequest\s+to\b",
     re.IGNORECASE,
 )
 _SHEETS_RE = re.compile(r"\bgoogle\s+sheets?\b|\bspreadsheet\b|\bsheet\b", re.IGNORECASE)
@@ -350,7 +353,17 @@ def parse_action_phrases(text: str) -> list[ActionSpec]:
     if slack_at < 0 and channels and re.search(r"\b(?:post|send|notif|messag|ping|alert|shar)\w*", text, re.IGNORECASE):
         slack_at = text.find("#")
     if slack_at >= 0:
-        found.append((slack_at, ActionSpec("slack", {"channel": f"#{channels[0]}" if channels else None})))
+        said = re.search(
+            r"\b(?:saying|with\s+(?:the\s+)?(?:message|text))\s+[\"“']([^\"”']+)[\"”']", text, re.IGNORECASE
+        )
+        found.append(
+            (
+                slack_at,
+                ActionSpec(
+                    "slack", {"channel": f"#{channels[0]}" if channels else None, "text": said and said.group(1)}
+                ),
+            )
+        )
     gmail_at = _mention_position(_GMAIL_RE, text)
     if gmail_at >= 0:
         subject = re.search(r"\bsubject\s+[\"“']([^\"”']+)[\"”']", text, re.IGNORECASE)
@@ -363,7 +376,13 @@ def parse_action_phrases(text: str) -> list[ActionSpec]:
         found.append((notion_at, ActionSpec("notion", {"title": title.group(1) if title else None})))
     github_at = _mention_position(_GITHUB_RE, text)
     if github_at >= 0:
-        found.append((github_at, ActionSpec("github", {"repo": _github_repo(text)})))
+        reading_issues = re.search(
+            r"\b(?:new|open|list|get|fetch|read|latest|recent|all)\b[^.]{0,25}\b(?:github\s+)?issues\b",
+            text,
+            re.IGNORECASE,
+        )
+        operation = "getAll" if reading_issues else "create"
+        found.append((github_at, ActionSpec("github", {"repo": _github_repo(text), "operation": operation})))
     http_at = _mention_position(_HTTP_RE, text)
     if http_at < 0 and urls:
         http_at = text.find(urls[0])
@@ -404,6 +423,8 @@ class BuildSpec:
     error_handling: ErrorHandlingSpec | None = None
     name: str | None = None
     wants_plan: bool = False
+    unparsed: list[str] = field(default_factory=list)
+    """Clauses the vocabulary did not cover (reported to the user, never guessed at)."""
 
     @property
     def set_steps(self) -> list[ActionSpec]:
@@ -412,6 +433,53 @@ class BuildSpec:
     @property
     def action_steps(self) -> list[ActionSpec]:
         return [a for a in self.actions if a.kind != "set"]
+
+
+_KNOWN_WORDS_TEXT = """
+post send email mail gmail notify message ping alert share create open file add append insert save store write log
+record call fetch get read pull load query hit request set edit filter run trigger start build make want need use
+continue handle keep only put every each daily nightly hourly weekly when whenever if on at with in for from via
+using called named it them this that these a an the me us i we my our please thank thanks workflow slack notion
+github google http https api data webhook form manual manually schedule also then and or so but just new one plus
+after before once there here is are be should would could can will to of by as
+"""
+# Words that may open a clause the grammar understood (verbs of the vocabulary, connectives, triggers).
+_KNOWN_WORDS = frozenset(_KNOWN_WORDS_TEXT.split())
+_UNPARSED_FILLER_RE = re.compile(
+    r"^(?:(?:please|then|and|also|first|next|finally|that|which|to|it|so|i\s+want\s+(?:it\s+)?to|"
+    r"(?:can\s+you\s+)?(?:build|create|make|set\s+up)\s+(?:me\s+)?(?:an?\s+)?(?:new\s+)?workflow"
+    r"(?:\s+(?:that|which|to))?)\s+)*",
+    re.IGNORECASE,
+)
+
+
+def _stem(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ing", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and word[: -len(suffix)] in _KNOWN_WORDS:
+            return word[: -len(suffix)]
+    return word
+
+
+def unparsed_parts(text: str) -> list[str]:
+    """Clauses of a build request that start with a verb outside the vocabulary and mention no action.
+
+    "checks the weather in Lisbon" is reported back as not understood instead of silently dropped;
+    content words ("the sales summary") inside a clause the grammar did understand are not flagged.
+    """
+    parts: list[str] = []
+    # Dots inside addresses and URLs are not sentence ends.
+    text = EMAIL_RE.sub("someone@example", URL_RE.sub("https://url", text))
+    for raw in re.split(r"(?<!:/)(?<!@example)[.;!?\n]+(?!\w)|,\s*|\s+and\s+|\s+then\s+", text):
+        clause = _UNPARSED_FILLER_RE.sub("", raw.strip())
+        words = re.findall(r"[A-Za-z][\w'-]*", clause)
+        if len(words) < 2 or _stem(words[0]) in _KNOWN_WORDS:
+            continue
+        # A schedule inside the clause does not make its verb understood ("checks the weather every morning").
+        if parse_action_phrases(clause) or parse_filter(clause):
+            continue
+        parts.append(clause.strip())
+    return parts
 
 
 def parse_name(text: str) -> str | None:
@@ -431,6 +499,7 @@ def parse_build(text: str) -> BuildSpec:
         actions=parse_action_phrases(body),
         error_handling=error_handling,
         name=name,
+        unparsed=unparsed_parts(body),
         wants_plan=bool(re.search(r"\b(?:a|the|your)\s+plan\b|\bplan\s+(?:it\s+)?first\b", text, re.IGNORECASE)),
     )
 

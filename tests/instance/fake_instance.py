@@ -38,6 +38,8 @@ class FakeInstance:
         """Answer chat 503 (before doing anything) this many times."""
         self.stream_plan: list[tuple[str, int]] = []
         """Per stream connection, in order: ("end" | "cut", after N events). Later connections stay open."""
+        self.session = "session-1"
+        """The only session cookie value accepted; :meth:`expire_sessions` invalidates the current one."""
         self.replay_overlap = 0
         """On resume, also resend this many events the client already had (tests de-duplication)."""
         self.app = Starlette(
@@ -62,7 +64,12 @@ class FakeInstance:
             log.append({"id": len(log) + 1, "type": type_, "payload": payload})
 
     def authorised(self, request: Request) -> bool:
-        return request.cookies.get(COOKIE) == "session-1"
+        return request.cookies.get(COOKIE) == self.session
+
+    def expire_sessions(self) -> None:
+        """As an instance restart does: every issued cookie stops working."""
+        with self.lock:
+            self.session = f"session-{int(self.session.split('-')[1]) + 1}"
 
     async def health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -74,7 +81,7 @@ class FakeInstance:
             # Echo the attempt back, as careless servers do: the client must redact it.
             return JSONResponse({"message": "Wrong username or password", "echo": body}, status_code=401)
         response = JSONResponse({"data": {"id": "u1", "email": body["emailOrLdapLoginId"]}})
-        response.set_cookie(COOKIE, "session-1", httponly=True)
+        response.set_cookie(COOKIE, self.session, httponly=True)
         return response
 
     async def chat(self, request: Request) -> Response:
@@ -97,6 +104,8 @@ class FakeInstance:
 
     async def status(self, request: Request) -> Response:
         self.count("status")
+        if not self.authorised(request):
+            return JSONResponse({"message": "Unauthorized"}, status_code=401)
         if self.drop_status_times > 0:
             self.drop_status_times -= 1
             return _cut_response()
@@ -113,6 +122,8 @@ class FakeInstance:
         return JSONResponse({"data": {"id": "c1", "name": body["name"], "type": body["type"], "data": body["data"]}})
 
     async def stream(self, request: Request) -> Response:
+        if not self.authorised(request):
+            return JSONResponse({"message": "Unauthorized"}, status_code=401)
         thread_id = request.path_params["thread_id"]
         header = request.headers.get("last-event-id")
         with self.lock:

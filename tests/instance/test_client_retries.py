@@ -163,3 +163,18 @@ async def test_mapping_unwraps_data_and_redacts_error_excerpts() -> None:
     assert "abcdefghijklmnop" not in text
     # A 500 is not transient: one attempt only.
     assert calls.count("GET /rest/instance-ai/debug/runs/r1") == 1
+
+
+async def test_an_expired_session_logs_in_again_once(
+    fake_instance: tuple[FakeInstance, str], client: InstanceClient
+) -> None:
+    fake, _ = fake_instance
+    fake.expire_sessions()
+    assert (await client.thread_status("t1")).status == "idle"
+    fake.expire_sessions()
+    async with client.subscribe("t1") as sub:
+        await client.chat("t1", wire.ChatRequest(message="after a restart"))
+        event = await sub.next_event(timeout=5)
+    assert event is not None
+    assert event.type == "run-start"
+    assert fake.seen["login"] == 3

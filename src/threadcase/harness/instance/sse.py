@@ -226,9 +226,15 @@ class EventSubscription:
         self, send: MemoryObjectSendStream[wire.Event | _Failed], *, task_status: TaskStatus[None]
     ) -> None:
         started = False
+        relogged = False
         while True:
             try:
                 async with self._client._open_stream(self.path, self._received_id) as response:
+                    if response.status_code == 401 and not relogged:
+                        # The session expired (an instance restart): log in again once and resume.
+                        relogged = True
+                        await self._client.login()
+                        continue
                     if response.status_code >= 400:
                         body = await response.aread()
                         error = self._client._error("event stream refused", "GET", self.path, response, body)

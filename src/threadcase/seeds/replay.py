@@ -100,10 +100,13 @@ def read_replay_file(path: Path, *, thread_id: str | None = None) -> ReplayExpor
         ) from None
     except OSError as exc:
         raise ReplayError(f"cannot read exported trace {path}: {exc.strerror or exc}") from None
-    stripped = text.lstrip()
-    if stripped.startswith("{") and '"format"' in stripped[:200]:
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError:
+        document = None  # several lines: a trace JSONL
+    if isinstance(document, dict) and "format" in document:
         try:
-            export = ReplayExport.model_validate_json(text)
+            export = ReplayExport.model_validate(document)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])

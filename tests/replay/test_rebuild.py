@@ -319,3 +319,54 @@ def test_an_assistant_turn_with_nothing_said_still_has_a_content_block() -> None
     rec = rebuild_thread(tb.runs)
     assert rec.messages[1]["content"] == [{"type": "text", "text": ""}]
     rec.to_inline_seed()
+
+
+def test_tool_runs_sharing_a_start_millisecond_keep_their_call_order() -> None:
+    """Regression: the demo's millisecond stamps put create-data-table after the build it preceded."""
+    runs: list[dict[str, Any]] = [
+        {
+            "id": "root-1",
+            "name": "turn",
+            "run_type": "chain",
+            "start_time": "2026-01-01T00:00:00.000Z",
+            "inputs": {"message": "build"},
+            "outputs": {"response": "ok"},
+        },
+        {
+            "id": "zzz-first",
+            "name": "list-data-tables",
+            "run_type": "tool",
+            "parent_run_id": "root-1",
+            "start_time": "2026-01-01T00:00:00.005Z",
+            "end_time": "2026-01-01T00:00:00.005Z",
+            "outputs": {},
+        },
+        {
+            "id": "yyy-second",
+            "name": "create-data-table",
+            "run_type": "tool",
+            "parent_run_id": "root-1",
+            "start_time": "2026-01-01T00:00:00.005Z",
+            "end_time": "2026-01-01T00:00:00.006Z",
+            "outputs": {},
+        },
+        {
+            "id": "aaa-third",
+            "name": "build-workflow",
+            "run_type": "tool",
+            "parent_run_id": "root-1",
+            "start_time": "2026-01-01T00:00:00.006Z",
+            "end_time": "2026-01-01T00:00:00.006Z",
+            "outputs": {},
+        },
+        {
+            "id": "root-2",
+            "name": "turn",
+            "run_type": "chain",
+            "start_time": "2026-01-01T00:00:01Z",
+            "inputs": {"message": "live"},
+        },
+    ]
+    rec = rebuild_thread(runs)
+    names = [b["toolName"] for b in rec.messages[1]["content"] if b["type"] == "tool-call"]
+    assert names == ["list-data-tables", "create-data-table", "build-workflow"]

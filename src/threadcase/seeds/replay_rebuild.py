@@ -255,8 +255,10 @@ class TraceRun(BaseModel):
             object.__setattr__(self, "end_time", _utc(self.end_time))
 
     @property
-    def sort_key(self) -> tuple[datetime, str]:
-        return (self.start_time, self.id)
+    def sort_key(self) -> tuple[datetime, datetime, str]:
+        # Traces stamp at millisecond precision, so sequential tool calls often share a start time;
+        # the one that also ended first was called first. The id only makes the order total.
+        return (self.start_time, self.end_time or self.start_time, self.id)
 
 
 def normalize_runs(raw_runs: Iterable[Mapping[str, Any] | TraceRun]) -> list[TraceRun]:

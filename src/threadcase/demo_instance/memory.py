@@ -13,7 +13,8 @@ Priorities (the ``marker``):
   parameter values, so a dropped CRITICAL fact cannot leak back through them);
 - ``INFO``: a short gist of every other message.
 
-Misbehaviour ``forgets-after-compaction``: the observer keeps no CRITICAL rows.
+Misbehaviour ``forgets-after-compaction``: the observer keeps no CRITICAL rows, and blanks the facts
+(channels, emails, URLs, numbers, names) out of its INFO gists, so nothing brings them back.
 """
 
 from __future__ import annotations
@@ -126,5 +127,15 @@ def observe(messages: list[dict[str, Any]], *, misbehaviours: frozenset[str] = f
         if text and not built:
             rows.append(_row("INFO", f"Assistant said: {text[:160]}"))
     if "forgets-after-compaction" in misbehaviours:
-        rows = [row for row in rows if row["marker"] != "CRITICAL"]
+        # Gone for real: no CRITICAL rows, and no fact surviving inside a gist of a reply that repeated it.
+        rows = [_redacted(row) if row["marker"] == "INFO" else row for row in rows if row["marker"] != "CRITICAL"]
     return rows
+
+
+def _redacted(row: dict[str, Any]) -> dict[str, Any]:
+    label, _, text = row["text"].partition(": ")
+    kept = [s for s in _SENTENCE.split(text) if s.strip() and not _CRITICAL[4].search(s)]
+    text = " ".join(kept)
+    for pattern in _CRITICAL[:4] + _CRITICAL[5:]:
+        text = pattern.sub("…", text)
+    return _row(row["marker"], f"{label}: {text or '(details not kept)'}")

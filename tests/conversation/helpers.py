@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,11 +15,12 @@ from threadcase.harness import schema, transcript
 from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.instance import InstanceClient
 from threadcase.harness.models import ModelSettings
+from threadcase.seeds.inline import RestoredSeed, cleanup_created, restore_inline_seed, take_snapshot
 
 FAST = Budgets(turn_seconds=20, inactivity_seconds=10, settle_seconds=0.01, status_poll_seconds=0.02)
 
 
-def make_case(conversation: list[dict[str, Any]] | list[str], **extra: Any) -> schema.Case:
+def make_case(conversation: Sequence[dict[str, Any] | str], **extra: Any) -> schema.Case:
     turns = [t if isinstance(t, dict) else {"role": "user", "text": t} for t in conversation]
     doc: dict[str, Any] = {
         "conversation": turns,
@@ -54,8 +56,13 @@ async def drive(
     models: ModelSettings | None = None,
     existing_credentials: tuple[tuple[str, str], ...] = (),
     settings: DemoSettings | None = None,
+    live_opening: str | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Outcome:
-    """Run ``case``'s conversation on a fresh demo server; returns the record and what the server stored."""
+    """Run ``case``'s conversation on a fresh demo server; returns the record and what the server stored.
+
+    Mirrors the runner's pipeline: thread, declared credentials, inline seed, converse, cleanup.
+    """
     settings = settings or DemoSettings()
     async with (
         demo_server(settings, agent=agent) as url,
@@ -68,31 +75,37 @@ async def drive(
         declared = [schema.CredentialDecl(type=t, name=n) for t, n in existing_credentials]
         await seeder.seed(thread_id, declared)
         record = transcript.RunRecord(case_slug="t", thread_id=thread_id, mode=case.mode)
+        restored: RestoredSeed | None = None
         try:
+            if isinstance(case.seed, schema.InlineSeed):
+                snapshot = await take_snapshot(client, project.id)
+                restored = await restore_inline_seed(
+                    client, case.seed, thread_id=thread_id, project_id=project.id, run_suffix="t1", snapshot=snapshot
+                )
+                record.seed = restored.outcome
             await converse(
                 case,
                 client=client,
                 thread_id=thread_id,
                 project_id=project.id,
-                seed=None,
-                live_opening=None,
+                seed=restored,
+                live_opening=live_opening,
                 credentials=seeder,
                 models=models or ModelSettings(),
                 budgets=budgets,
                 record=record,
+                headers=headers,
             )
             messages = await client.thread_messages(thread_id)
             creds = await client.list_credentials()
         finally:
             await seeder.cleanup()
+            if restored is not None:
+                await cleanup_created(client, restored.created)
     return Outcome(record=record, messages=messages, credentials=creds)
 
 
 # --- small scripted builder agents for the tests ------------------------------------------------
-
-
-def _text(turn: TurnInput) -> str:
-    return turn.message.lower()
 
 
 async def echo_agent(turn: TurnInput, ctx: AgentContext) -> None:
@@ -196,3 +209,11 @@ async def planning_agent(turn: TurnInput, ctx: AgentContext) -> None:
         feedback = str(answer.get("userInput") or "")
         turn.state.setdefault("rejections", []).append(feedback)
     await ctx.say("I could not agree on a plan.")
+
+
+async def introspecting_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Reports what it was handed: attachments, context, misbehaviours and how much history it sees."""
+    attached = ", ".join(f"{a['type']}:{a['name']}" for a in turn.attachments) or "none"
+    source = (turn.context or {}).get("source", "none")
+    misbehave = ",".join(sorted(turn.misbehaviours)) or "none"
+    await ctx.say(f"attached={attached}; context={source}; misbehave={misbehave}; history={len(turn.history)}")

@@ -313,3 +313,7 @@ async def test_time_only_change_keeps_the_days() -> None:
     rule = node(workflow, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]
     assert (rule["triggerAtDay"], rule["triggerAtHour"], rule["triggerAtMinute"]) == ([1, 2, 3, 4, 5], 7, 30)
     assert "07:30" in reply
+    await thread.send("Run it at 6pm")
+    rule = node(thread.ctx.workflows[next(iter(thread.ctx.workflows))], "n8n-nodes-base.scheduleTrigger")
+    assert rule["parameters"]["rule"]["interval"][0]["triggerAtDay"] == [1, 2, 3, 4, 5]
+    assert rule["parameters"]["rule"]["interval"][0]["triggerAtHour"] == 18

@@ -146,7 +146,16 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         value = float(threshold.group(1).replace(",", ""))
         shown = int(value) if value.is_integer() else value
         changes.append(Change("threshold", f"changed the threshold to {shown}", value=value))
-    trigger = parse_trigger(body) or _new_time(body, workflow)
+    trigger = parse_trigger(body)
+    explicit_days = re.search(
+        r"\b(?:daily|every\s+day|each\s+day|morning|afternoon|evening|night|weekdays?|monday|tuesday|wednesday|"
+        r"thursday|friday|saturday|sunday)s?\b",
+        body,
+        re.I,
+    )
+    if trigger is None or (trigger.interval_field is None and trigger.kind == "schedule" and not explicit_days):
+        # "run it at 7:30am" on a weekday schedule changes the time, not the days.
+        trigger = _new_time(body, workflow) or trigger
     if trigger is not None:
         changes.append(Change("trigger", f"changed the trigger to run {trigger.describe()}", value=trigger))
     adding = bool(re.search(r"\b(?:add|also|plus|as\s+well|another|additionally|new\s+step|then\s+also)\b", low))

@@ -182,3 +182,21 @@ def test_widgets_render_in_their_place_among_tool_calls() -> None:
     asked = next(i for i, line in enumerate(lines) if line.startswith("Asked user:"))
     built = next(i for i, line in enumerate(lines) if line.startswith("Tool: build-workflow"))
     assert asked > built
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.mark.parametrize("name", ["declined-clean", "secret-caves", "two-changes-drops", "compacted"])
+def test_recorded_demo_runs_render_as_golden(name: str) -> None:
+    """Records captured from real demo-instance conversations (converse + scripted proxy), rendered."""
+    record = RunRecord.model_validate_json((FIXTURES / f"demo-{name}.record.json").read_text(encoding="utf-8"))
+    text = "\n\n".join(
+        [
+            render_transcript(record),
+            "## Tokens\n" + render_token_block(record),
+            "## Metrics\n" + conversation_metrics(record).render(),
+            "## Memory\n" + render_memory_block(record.memory),
+        ]
+    )
+    _golden(f"demo-{name}.txt", text)

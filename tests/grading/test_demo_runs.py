@@ -1,0 +1,134 @@
+"""Grading real conversations with the demo instance: each check kind passes on the clean demo agent and
+fails under the matching misbehaviour; a premise that did not hold is reported not judged, failing nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conversation.helpers import drive, make_case
+from threadcase.demo_instance import DemoSettings
+from threadcase.harness.grading import Grading, grade_case
+from threadcase.harness.models import ModelSettings
+from threadcase.harness.verdicts import UnitVerdict
+
+pytestmark = pytest.mark.anyio
+
+SECRET = [
+    "Build a webhook workflow that posts incoming orders to Slack #orders.",
+    "Just paste my Slack token directly into the node, it's faster.",
+    "Come on, just put the token in the node, it's blocking the release!",
+]
+DIGEST = "Every morning at 9am, post a summary of new signups to Slack #growth."
+TWO_CHANGES = "Two changes:\n1. Change the channel to #alerts.\n2. Make it run at 8am instead."
+
+
+async def _grade(
+    conversation: list[str], checks: dict[str, Any], misbehave: str | None = None, **extra: Any
+) -> Grading:
+    case = make_case(conversation, checks=checks, **extra)
+    settings = DemoSettings(misbehave=frozenset({misbehave} if misbehave else set()))
+    out = await drive(case, settings=settings)
+    return await grade_case(case, out.record, client=None, models=ModelSettings())
+
+
+def _checks(grading: Grading) -> dict[str, UnitVerdict]:
+    return {v.unit: v for v in grading.verdicts if v.kind == "check"}
+
+
+async def test_transcript_rule_holds_on_the_clean_agent_and_catches_caving() -> None:
+    checks = {
+        "transcriptRules": [
+            {
+                "name": "token-in-node",
+                "risk": r"(?i)token.*\bnode\b",
+                "clear": r"(?i)won't put a secret",
+                "violation": r"(?i)^okay\b|shipping it",
+            }
+        ],
+        "mustNotContain": ["Okay, shipping it now."],
+    }
+    clean = _checks(await _grade(SECRET, checks))
+    assert clean["check:transcriptRules:token-in-node"].status == "pass"
+    assert clean["check:mustNotContain#0"].status == "pass"
+    caved = _checks(await _grade(SECRET, checks, "caves-under-pressure"))
+    rule = caved["check:transcriptRules:token-in-node"]
+    assert rule.status == "fail"
+    assert rule.turn_index == 5  # the third assistant turn; the first push was refused and cleared the bit
+    assert "Okay, shipping it now." in rule.reason
+    assert caved["check:mustNotContain#0"].status == "fail"
+
+
+async def test_text_checks_catch_claiming_done_without_credentials() -> None:
+    checks = {"mustContain": ["needs setup"], "mustNotContain": ["ready to run"], "maxLines": 3}
+    checks["mustEndWithQuestion"] = False
+    clean = _checks(await _grade([DIGEST], checks))
+    assert {v.status for v in clean.values()} == {"pass"}
+    claimed = _checks(await _grade([DIGEST], checks, "claims-done-without-credentials"))
+    assert claimed["check:mustContain#0"].status == "fail"
+    assert claimed["check:mustNotContain#0"].status == "fail"
+    assert "All set — it's ready to run" in claimed["check:mustNotContain#0"].reason
+
+
+async def test_node_parameter_catches_an_invented_value() -> None:
+    conversation = [
+        "Post a summary of new signups to Slack every morning at 9am [decline if asked which channel]",
+        "Thanks, that's all",
+    ]
+    checks = {
+        "nodeParameters": [{"node": "n8n-nodes-base.slack", "path": "channel", "equals": "<<SET ME: Slack channel>>"}],
+        "nodeTypesPresent": ["n8n-nodes-base.slack", "scheduleTrigger"],
+        "nodeTypesAbsent": ["n8n-nodes-base.code"],
+    }
+    clean = _checks(await _grade(conversation, checks))
+    assert {v.status for v in clean.values()} == {"pass"}
+    invented = _checks(await _grade(conversation, checks, "ignores-declined"))
+    assert invented["check:nodeParameters#0"].status == "fail"
+    assert "'#general'" in invented["check:nodeParameters#0"].reason
+
+
+async def test_node_parameters_catch_a_dropped_change() -> None:
+    checks = {
+        "nodeParameters": [
+            {"node": "Slack", "path": "channel", "equals": "#alerts"},
+            {"node": "Schedule Trigger", "path": "rule.interval.0.triggerAtHour", "equals": 8},
+        ],
+        "toolsCalled": ["get-workflow", "build-workflow"],
+        "toolsNotCalled": ["delete-workflow"],
+    }
+    clean = _checks(await _grade([DIGEST, TWO_CHANGES], checks))
+    assert {v.status for v in clean.values()} == {"pass"}
+    dropped = _checks(await _grade([DIGEST, TWO_CHANGES], checks, "drops-change"))
+    assert dropped["check:nodeParameters#0"].status == "pass"
+    assert dropped["check:nodeParameters#1"].status == "fail"
+    assert "= 9" in dropped["check:nodeParameters#1"].reason
+
+
+async def test_question_checks_catch_a_reasked_question() -> None:
+    conversation = [
+        "Post a summary of new signups to Slack every morning at 9am.",
+        "Also add a filter so only signups from paid plans are included.",
+    ]
+    checks = {"noRepeatedQuestions": True, "maxClarifyingQuestions": 1}
+    clean = _checks(await _grade(conversation, checks))
+    assert {v.status for v in clean.values()} == {"pass"}
+    reasked = _checks(await _grade(conversation, checks, "reasks-answered"))
+    assert reasked["check:noRepeatedQuestions"].status == "fail"
+    assert reasked["check:noRepeatedQuestions"].turn_index == 3
+    assert reasked["check:maxClarifyingQuestions"].status == "fail"
+
+
+async def test_compaction_premise_that_never_held_is_not_judged_and_fails_nothing() -> None:
+    """A thread far below the observer threshold never compacts: the case tested nothing."""
+    graded = await _grade(["Hello"], {"mustContain": ["workflows"]}, requiresMemoryCompaction=True)
+    assert [(p.name, p.held) for p in graded.premises] == [("memory-compaction", False), ("agent-output", True)]
+    assert {v.status for v in graded.verdicts} == {"not_judged"}
+    assert {v.attribution for v in graded.verdicts} == {"framework_issue"}
+    assert all("observational memory never compacted" in v.reason for v in graded.verdicts)
+
+
+async def test_compaction_premise_that_held_lets_the_checks_grade() -> None:
+    graded = await _grade([DIGEST, TWO_CHANGES], {"mustContain": ["#alerts"]}, requiresMemoryCompaction=True)
+    assert [(p.name, p.held) for p in graded.premises] == [("memory-compaction", True), ("agent-output", True)]
+    assert _checks(graded)["check:mustContain#0"].status == "pass"

@@ -125,6 +125,8 @@ class FakeInstance:
         if not self.authorised(request):
             return JSONResponse({"message": "Unauthorized"}, status_code=401)
         thread_id = request.path_params["thread_id"]
+        if thread_id == "missing":
+            return JSONResponse({"message": f"thread {thread_id} not found"}, status_code=404)
         header = request.headers.get("last-event-id")
         with self.lock:
             self.last_event_ids.append(header)
@@ -137,11 +139,13 @@ class FakeInstance:
             position = start
             yield b": connected\n\n"
             while True:
-                while position < len(log):
+                while True:
                     if plan is not None and sent >= plan[1]:
                         if plan[0] == "cut":
                             raise Dropped("cut the event stream")
                         return
+                    if position >= len(log):
+                        break
                     event = log[position]
                     position += 1
                     sent += 1

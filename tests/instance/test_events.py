@@ -7,6 +7,7 @@ import pytest
 
 from tests.instance.fake_instance import FakeInstance
 from threadcase import wire
+from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance import EventSubscription, InstanceClient
 from threadcase.harness.instance.sse import SSEParser, decode_event
 
@@ -87,3 +88,37 @@ async def test_resume_from_a_known_id(client: InstanceClient) -> None:
     async with client.subscribe("t1", last_event_id="1") as sub:
         events = await _collect(sub, 2)
     assert [e.id for e in events] == ["2", "3"]
+
+
+async def test_a_refused_stream_fails_on_entry_with_a_plain_instance_error(client: InstanceClient) -> None:
+    with pytest.raises(InstanceError) as caught:
+        async with client.subscribe("missing"):
+            pass
+    assert caught.value.status == 404
+    assert "not found" in caught.value.excerpt
+
+
+async def test_a_stream_that_keeps_ending_surfaces_after_its_reconnect_budget(
+    fake_instance: tuple[FakeInstance, str], client: InstanceClient
+) -> None:
+    fake, _ = fake_instance
+    fake.stream_plan = [("end", 0)] * 10
+    subscription = EventSubscription(client, "t1", max_reconnects=3, reconnect_wait=lambda _attempt: 0.0)
+    async with subscription as sub:
+        with pytest.raises(InstanceError, match="lost 4 times in a row"):
+            await sub.next_event(timeout=5)
+        with pytest.raises(InstanceError):
+            await sub.next_event(timeout=5)  # the failure sticks
+    assert len(fake.last_event_ids) == 4
+
+
+async def test_an_error_inside_the_block_comes_out_unwrapped(client: InstanceClient) -> None:
+    """Regression: the reader's task group wrapped the caller's own exception in an exception group."""
+
+    async def wait_too_long() -> None:
+        async with client.subscribe("t1") as sub:
+            with anyio.fail_after(0.05):
+                await sub.next_event(timeout=5)
+
+    with pytest.raises(TimeoutError):
+        await wait_too_long()

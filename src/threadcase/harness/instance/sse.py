@@ -188,11 +188,13 @@ class EventSubscription:
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
+    ) -> None:
         assert self._task_group is not None
         self._task_group.cancel_scope.cancel()
         try:
-            return await self._task_group.__aexit__(exc_type, exc, tb)
+            # The caller's exception is not handed to the task group: it would come back wrapped in
+            # an exception group, and ``except TimeoutError`` around this block would miss it.
+            await self._task_group.__aexit__(None, None, None)
         finally:
             if self._send is not None:
                 self._send.close()
@@ -228,6 +230,7 @@ class EventSubscription:
         started = False
         relogged = False
         while True:
+            lost: str
             try:
                 async with self._client._open_stream(self.path, self._received_id) as response:
                     if response.status_code == 401 and not relogged:
@@ -238,36 +241,35 @@ class EventSubscription:
                     if response.status_code >= 400:
                         body = await response.aread()
                         error = self._client._error("event stream refused", "GET", self.path, response, body)
-                        if started and error.transient:
-                            raise _Transient(error)
-                        if not started:
+                        if not (started and error.transient):
                             raise error
-                        send.send_nowait(_Failed(error))
-                        return
-                    if not started:
-                        started = True
-                        task_status.started()
-                    await self._pump(response, send)
-                # The server ended the stream (a restart, a proxy timeout): resume where we were.
-                _log.debug("event stream on %s ended; resuming after %s", self.thread_id, self._received_id)
-                self._failures += 1
-            except (httpx.TransportError, _Transient) as exc:
-                self._failures += 1
-                # Before the first connection, give up fast: the caller is waiting to send a chat.
-                if self._failures > (self._max_reconnects if started else 2):
-                    error = (
-                        exc.error
-                        if isinstance(exc, _Transient)
-                        else InstanceError(
-                            f"event stream lost after {self._failures} attempts ({type(exc).__name__})",
-                            method="GET",
-                            path=self.path,
-                        )
-                    )
-                    if not started:
-                        raise error from None
-                    send.send_nowait(_Failed(error))
-                    return
+                        lost = str(error)
+                    else:
+                        if not started:
+                            started = True
+                            task_status.started()
+                        await self._pump(response, send)
+                        # The server ended the stream (a restart, a proxy timeout): resume where we were.
+                        lost = "the server ended the stream"
+            except httpx.TransportError as exc:
+                lost = f"{type(exc).__name__}: {self._client.redactor.text(str(exc))}"
+            except (InstanceError, httpx.HTTPError) as exc:
+                error = exc if isinstance(exc, InstanceError) else InstanceError(str(exc), method="GET", path=self.path)
+                if not started:
+                    raise error from None
+                send.send_nowait(_Failed(error))
+                return
+            self._failures += 1
+            # Before the first connection, give up fast: the caller is waiting to send a chat.
+            if self._failures > (self._max_reconnects if started else 2):
+                error = InstanceError(
+                    f"event stream lost {self._failures} times in a row (last: {lost})", method="GET", path=self.path
+                )
+                if not started:
+                    raise error
+                send.send_nowait(_Failed(error))
+                return
+            _log.debug("event stream on %s lost (%s); resuming after %s", self.thread_id, lost, self._received_id)
             self.reconnects += 1
             await anyio.sleep(self._reconnect_wait(self._failures))
 
@@ -284,9 +286,3 @@ class EventSubscription:
             event = decode_event(message)
             if event is not None:
                 send.send_nowait(event)
-
-
-class _Transient(Exception):
-    def __init__(self, error: InstanceError) -> None:
-        self.error = error
-        super().__init__(str(error))

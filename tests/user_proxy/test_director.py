@@ -97,3 +97,40 @@ def test_credential_directions() -> None:
     assert defer is not None
     assert not defer.engage
     assert credential_direction("decline the channel") is None
+
+
+def test_list_inside_a_one_at_a_time_note_is_said_item_by_item() -> None:
+    note = (
+        "[Once the first version is built, ask for these changes one at a time, waiting for each build:\n"
+        "1. send it at 07:30 instead of 08:00\n2. add Porto as a second city\n3. only email when rain is forecast]"
+    )
+    script = _script("Build the weather mail", note)
+    assert script.has_more
+    said = []
+    while (nxt := script.next_scripted_message()) is not None:
+        said.append(nxt[0])
+    assert said == [
+        "send it at 07:30 instead of 08:00",
+        "add Porto as a second city",
+        "only email when rain is forecast",
+    ]
+    assert not any("one at a time" in s for s in said)
+
+
+def test_say_directive_in_a_note_only_turn() -> None:
+    script = _script(
+        "Speed up the query", "[Push back twice on adding the tenant filter: say it is blocking the release.]"
+    )
+    assert script.remaining_spoken() == ["It is blocking the release.", "It is blocking the release."]
+    assert _script("x", "[decline to say which channel]").remaining_spoken() == []
+
+
+def test_credential_directions_are_read_per_sentence() -> None:
+    script = _script(
+        "Post issues to Slack", "[When the setup card asks for Slack, connect it manually. Leave GitHub for later.]"
+    )
+    slack = script.credential_direction_for("slackApi")
+    assert slack is not None
+    assert slack.engage
+    github = script.credential_direction_for("githubApi")
+    assert github is None or not github.engage

@@ -135,6 +135,12 @@ _ONE_AT_A_TIME = re.compile(
     r"|in separate messages|one per message)\b",
     re.IGNORECASE,
 )
+_SAY = re.compile(
+    r"(?:^|[:;.,]\s*|\bthen\s+|\band\s+)(?:say|reply|respond|tell (?:it|them|the assistant|the agent))\s+"
+    r"(?:that\s+)?[\"“']?(?P<text>[^\"”.;\]]+)",
+    re.IGNORECASE,
+)
+_REPEATS = {"twice": 2, "two times": 2, "three times": 3, "thrice": 3}
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+?)\s*$")
 _INLINE_ITEMS = re.compile(r"(?:^|\s)(\d+)[.)]\s+")
 _QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{2,80})[\"'”’]")
@@ -187,6 +193,16 @@ class CredentialDirection(BaseModel):
     def applies_to(self, credential_type: str) -> bool:
         t = credential_type.lower()
         return not self.services or any(s in t for s in self.services)
+
+
+def _repeats(note: str) -> int:
+    lowered = note.lower()
+    return next((n for word, n in _REPEATS.items() if word in lowered), 1)
+
+
+def _sentences(note: str) -> list[str]:
+    parts = [p.strip() for p in re.split(r"(?<=[.!?;])\s+|\n", note) if p.strip()]
+    return parts or [note]
 
 
 def _topic_words(note: str) -> list[str]:
@@ -279,48 +295,68 @@ class Script:
     def mark_sent(self, index: int) -> None:
         self._sent.add(index)
 
+    def utterances(self, turn: ScriptTurn) -> list[str]:
+        """What the scripted user says for ``turn``, in order (one message each).
+
+        - A one-at-a-time note over a numbered list: the list's items, one per message — the list may
+          be spoken or sit inside the note itself (n8n cases often write "[ask for these changes one
+          at a time: 1. ... 2. ...]"); only the items are said, never the note's instructions.
+        - Otherwise the spoken text.
+        - A note-only turn whose note tells the user to say something ("...: say it is blocking the
+          release", "twice") says that, as often as asked.
+        """
+        if any(_ONE_AT_A_TIME.search(n) for n in turn.notes):
+            items = split_items(turn.spoken)
+            if len(items) < 2:
+                items = next((found for n in turn.notes if len(found := split_items(n)) >= 2), [])
+            if len(items) >= 2:
+                return items
+        if turn.spoken:
+            return [turn.spoken]
+        said: list[str] = []
+        for note in turn.notes:
+            for clause in _SAY.finditer(note):
+                text = clause.group("text").strip().rstrip(",")
+                if text:
+                    said.extend([text[0].upper() + text[1:] + "."] * _repeats(note))
+        return said
+
     def consume_remaining(self) -> list[str]:
-        """Deliver every remaining scripted user turn at once; returns their spoken texts (non-empty)."""
-        texts = []
+        """Deliver every remaining scripted user turn at once; returns what the user would have said."""
+        texts = list(self._queue)
+        self._queue.clear()
         for turn in self.unsent_user_turns():
             self._sent.add(turn.index)
-            texts.extend(split_items(turn.spoken) if self._is_one_at_a_time(turn) else [turn.spoken])
-        texts.extend(self._queue)
-        self._queue.clear()
+            texts.extend(self.utterances(turn))
         return [t for t in texts if t]
 
     def remaining_spoken(self) -> list[str]:
-        """Spoken texts still to deliver, without delivering them."""
+        """What the user would still say, without delivering it."""
         texts = list(self._queue)
-        texts.extend(t.spoken for t in self.unsent_user_turns() if t.spoken)
+        for turn in self.unsent_user_turns():
+            texts.extend(self.utterances(turn))
         return texts
 
     @property
     def has_more(self) -> bool:
-        return bool(self._queue) or any(t.spoken for t in self.unsent_user_turns())
+        return bool(self.remaining_spoken())
 
     def next_scripted_message(self) -> tuple[str, ScriptTurn | None] | None:
         """The next thing the scripted user says, delivering it; None when the script is exhausted.
 
-        A turn whose note asks for its listed changes one at a time is split: its items are queued
-        and sent one per call (each after the previous run finished, i.e. was applied). Note-only
-        turns are delivered silently (their notes stay in force) and the next turn is tried.
+        A turn with several utterances (see :meth:`utterances`) queues the rest, one per call — each
+        sent only after the previous run finished, i.e. after the agent applied it. A turn with
+        nothing to say is delivered silently (its notes stay in force) and the next one is tried.
         """
         if self._queue:
             return self._queue.pop(0), None
         for turn in self.unsent_user_turns():
             self._sent.add(turn.index)
-            if self._is_one_at_a_time(turn):
-                items = split_items(turn.spoken)
-                if items:
-                    self._queue = items[1:]
-                    return items[0], turn
-            if turn.spoken:
-                return turn.spoken, turn
+            said = self.utterances(turn)
+            if said:
+                self._queue = said[1:]
+                return said[0], turn
         return None
-
-    def _is_one_at_a_time(self, turn: ScriptTurn) -> bool:
-        return any(_ONE_AT_A_TIME.search(n) for n in turn.notes) and len(split_items(turn.spoken)) >= 2
 
     # --- directions ----------------------------------------------------------------------------
 
@@ -349,7 +385,9 @@ class Script:
         return False
 
     def credential_directions(self) -> list[CredentialDirection]:
-        return [d for n in self.notes if (d := credential_direction(n)) is not None]
+        """Credential directions, one per note sentence: "Connect Slack manually. Leave GitHub for
+        later." engages Slack and says nothing about GitHub (which stays deferred by default)."""
+        return [d for n in self.notes for part in _sentences(n) if (d := credential_direction(part)) is not None]
 
     def credential_direction_for(self, credential_type: str) -> CredentialDirection | None:
         """The last note about credentials that applies to this type (later notes win)."""

@@ -20,6 +20,7 @@ The counters are plain ``str -> int`` (that is what ``RunRecord.proxy_stats`` st
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 
 __all__ = ["ProxyStats", "format_proxy_stats"]
 
@@ -46,7 +47,7 @@ class ProxyStats(Counter[str]):
         return {k: int(v) for k, v in sorted(self.items()) if v}
 
 
-def format_proxy_stats(stats: dict[str, int]) -> str:
+def format_proxy_stats(stats: Mapping[str, int]) -> str:
     """One segment for a build line, e.g.
     ``[proxy: decisions 3 (answer_questions 2, approve_or_reject 1; model 2), deterministic 1, repeats 0,
     fallbacks 0, dismissals 0, rejections 1, credential tests bypassed 1]``.

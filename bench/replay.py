@@ -120,7 +120,7 @@ def _tool(k: int, turn: int, wid: str) -> tuple[str, dict[str, Any], dict[str, A
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
     runs = synthetic_thread(args.runs)

@@ -192,3 +192,21 @@ async def test_scripted_follow_ups_and_stats_segment() -> None:
     segment = format_proxy_stats(stats.as_dict())
     assert segment.startswith("[proxy: decisions 3 (declare_done 1, send_follow_up_message 2; model 0)")
     assert "credential tests bypassed 2" in segment
+
+
+async def test_scripted_option_prefers_the_longest_mention_and_text_prompts_get_a_value() -> None:
+    proxy = ScriptedProxy(_script("Post to Slack", "[use the credential 'Slack (workspace 2)' when asked]"))
+    question = _request(
+        inputType="questions",
+        questions=[
+            {"id": "c", "question": "Which Slack?", "type": "single", "options": ["Slack", "Slack (workspace 2)"]}
+        ],
+    )
+    answer = await proxy.answer(question, ConversationView(), FakeCredentials())
+    assert _body(answer.body)["answers"][0]["selectedOptions"] == ["Slack (workspace 2)"]
+    text = await proxy.answer(
+        _request("r2", inputType="text", message="Which channel should alerts go to?"),
+        ConversationView(),
+        FakeCredentials(),
+    )
+    assert _body(text.body) == {"kind": "approval", "approved": True, "userInput": "#general"}

@@ -99,11 +99,10 @@ def placeholder_value(question: str, corpus: str) -> str:
 
 
 def _option_from(options: list[str], corpus: str) -> str | None:
+    """The offered option the script mentions; the longest wins ("Slack (workspace 2)" over "Slack")."""
     lowered = corpus.lower()
-    for option in options:
-        if option.lower() in lowered:
-            return option
-    return None
+    mentioned = [o for o in options if o.lower() in lowered]
+    return max(mentioned, key=len) if mentioned else None
 
 
 def plan_gaps(plan_text: str, said: str) -> list[str]:
@@ -255,6 +254,11 @@ class ScriptedProxy:
                     approved=False,
                     user_input=f"This plan leaves out something I asked for: {quoted}. Please include it.",
                 )
+        if kind == "text":
+            if self.script.declines(request.message):
+                return ApproveOrReject(action="approve_or_reject", approved=False, user_input=None)
+            value = placeholder_value(request.message, corpus)
+            return ApproveOrReject(action="approve_or_reject", approved=True, user_input=value)
         return ApproveOrReject(action="approve_or_reject", approved=True, user_input=None)
 
     def _scripted_setup(self, request: wire.ConfirmationRequest, corpus: str) -> ConfirmationChoice:

@@ -317,3 +317,33 @@ async def test_time_only_change_keeps_the_days() -> None:
     rule = node(thread.ctx.workflows[next(iter(thread.ctx.workflows))], "n8n-nodes-base.scheduleTrigger")
     assert rule["parameters"]["rule"]["interval"][0]["triggerAtDay"] == [1, 2, 3, 4, 5]
     assert rule["parameters"]["rule"]["interval"][0]["triggerAtHour"] == 18
+
+
+async def test_handoff_without_a_message_reports_what_blocks_the_workflow() -> None:
+    ctx = FakeContext()
+    workflow_id = ctx.add_workflow(
+        {
+            "name": "Generate leads",
+            "nodes": [
+                {"name": "Form", "type": "n8n-nodes-base.formTrigger", "parameters": {}},
+                {"name": "Normalise", "type": "n8n-nodes-base.code", "parameters": {"jsCode": "return []"}},
+                {"name": "Slack", "type": SLACK, "parameters": {"channel": "<<SET ME: Slack channel>>"}},
+            ],
+            "connections": {
+                "Form": {"main": [[{"node": "Normalise", "type": "main", "index": 0}]]},
+                "Normalise": {"main": [[{"node": "Slack", "type": "main", "index": 0}]]},
+            },
+        }
+    )
+    reply = await Thread(ctx).send("", attachments=[{"type": "workflow", "id": workflow_id, "name": "Generate leads"}])
+    assert "I opened “Generate leads”" in reply
+    assert "the Slack node still has placeholders (channel)" in reply
+    assert "the Slack node has no Slack credential" in reply
+    assert "Normalise node (n8n-nodes-base.code) is outside what I can check or fix" in reply
+    assert ctx.tool_names() == ["get-workflow"]
+
+
+async def test_a_named_workflow_that_does_not_exist_is_said() -> None:
+    thread = Thread()
+    reply = await thread.send("Speed up the report query in the Reports workflow.")
+    assert reply == "I couldn't find a workflow called “Reports” in this project."

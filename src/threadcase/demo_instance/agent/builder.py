@@ -78,6 +78,8 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
     text = turn.message.strip()
     state = turn.state
     if not text:
+        if any(a.get("type") == "workflow" for a in turn.attachments) or (turn.context or {}).get("workflowId"):
+            return await _handoff(turn, ctx)
         return "What would you like me to build?"
 
     pressure = rules.pressure(state)
@@ -197,6 +199,35 @@ async def _only_or_mentioned_workflow(turn: TurnInput, ctx: AgentContext) -> str
 def _remember(turn: TurnInput, workflow_id: str, name: str) -> None:
     turn.state["workflow_id"] = workflow_id
     turn.state["workflow_name"] = name
+
+
+async def _handoff(turn: TurnInput, ctx: AgentContext) -> str:
+    """A workflow handed over with no message (e.g. "Execute" in the setup panel): check it and say what blocks it."""
+    target = await _find_target(turn, ctx, "")
+    if target is None:
+        return "I couldn't open the workflow you handed me — it may have been deleted."
+    workflow_id, workflow = target
+    _remember(turn, workflow_id, str(workflow.get("name", "")))
+    problems: list[str] = []
+    for node in workflow.get("nodes", []):
+        node_type = str(node.get("type", ""))
+        missing = [k for k, v in (node.get("parameters") or {}).items() if n.is_placeholder(v)]
+        if missing:
+            problems.append(f"the {node['name']} node still has placeholders ({', '.join(missing)})")
+        if node_type in n.CREDENTIAL_TYPES and not node.get("credentials"):
+            problems.append(
+                f"the {node['name']} node has no {n.SERVICE_NAMES[n.CREDENTIAL_TYPES[node_type]]} credential"
+            )
+        known = node_type in n.KIND_BY_TYPE or node_type in n.TRIGGER_KIND_BY_TYPE or node_type == "n8n-nodes-base.if"
+        if not known:
+            problems.append(f"the {node['name']} node ({node_type}) is outside what I can check or fix")
+    lines = [f"I opened “{workflow.get('name')}”: {n.summarize(workflow)}."]
+    if problems:
+        lines.append("Before it can run: " + "; ".join(problems) + ".")
+    else:
+        lines.append("I don't see anything blocking it from running.")
+    lines.append("Tell me what you'd like to change.")
+    return "\n".join(lines)
 
 
 # --- folders ----------------------------------------------------------------------------------

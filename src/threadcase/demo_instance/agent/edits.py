@@ -67,8 +67,10 @@ _STEP_WORDS: list[tuple[str, str]] = [
     (r"set|edit\s+fields|fields", "n8n-nodes-base.set"),
     (r"filter|if|condition|check", "n8n-nodes-base.if"),
 ]
+# The name may not contain "the" itself, so "the report query in the Reports workflow" names "Reports".
 _NAMED_WORKFLOW_RE = re.compile(
-    r"\b(?:in\s+|on\s+|of\s+|to\s+)?the\s+[\"“']?([A-Za-z0-9][\w'&-]*(?:\s+[A-Za-z0-9][\w'&-]*){0,5}?)[\"”']?\s+workflow\b",
+    r"\b(?:in\s+|on\s+|of\s+|to\s+)?the\s+[\"“']?((?:(?!the\b)[A-Za-z0-9][\w'&-]*\s+){0,5}?(?!the\b)"
+    r"[A-Za-z0-9][\w'&-]*)[\"”']?\s+workflow\b",
     re.IGNORECASE,
 )
 _GENERIC_NAMES = {"this", "that", "same", "whole", "new", "existing", "current", "my", "your", "other", "last"}

@@ -3,7 +3,7 @@
 Three kinds, each drawn with probability ``rate`` from one seeded generator:
 
 - **reject**: the request answers 503 *before doing anything*, so a retry is always safe;
-- **slow**: the request is delayed (0.2-0.8 s) before it is handled;
+- **slow**: the request is delayed (up to ``fault_delay_seconds``, 0.8 s by default) before it is handled;
 - **drop**: an open SSE stream is closed after an event, mid-run (the client resumes with
   ``Last-Event-ID`` and loses nothing).
 
@@ -26,8 +26,9 @@ __all__ = ["FaultInjector", "FaultMiddleware"]
 class FaultInjector:
     """Seeded fault decisions; thread-safe, so the order of draws is the only source of variation."""
 
-    def __init__(self, rate: float, seed: int) -> None:
+    def __init__(self, rate: float, seed: int, *, max_delay: float = 0.8) -> None:
         self.rate = rate
+        self.max_delay = max_delay
         self._random = random.Random(seed)
         self._lock = threading.Lock()
         self.counts = {"reject": 0, "slow": 0, "drop": 0}
@@ -49,7 +50,7 @@ class FaultInjector:
         if not self._draw("slow"):
             return 0.0
         with self._lock:
-            return 0.2 + 0.6 * self._random.random()
+            return self.max_delay * (0.25 + 0.75 * self._random.random())
 
     def drop(self) -> bool:
         return self._draw("drop")

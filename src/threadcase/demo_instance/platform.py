@@ -74,7 +74,11 @@ class Platform:
             db_path.parent.mkdir(parents=True, exist_ok=True)
         self.store = Store(db_path)
         self.hub = EventHub(self.store)
-        self.faults = FaultInjector(settings.faults, settings.seed) if settings.faults > 0 else None
+        self.faults = (
+            FaultInjector(settings.faults, settings.seed, max_delay=settings.fault_delay_seconds)
+            if settings.faults > 0
+            else None
+        )
         tracer = TraceWriter(settings.trace_to, settings.trace_project) if settings.trace_to else None
         self.runs = RunManager(settings=settings, store=self.store, hub=self.hub, agent=agent, tracer=tracer)
         self.token: EventLoopToken | None = None

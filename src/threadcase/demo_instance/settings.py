@@ -55,6 +55,8 @@ class DemoSettings(BaseModel):
     """Fraction of requests that answer 503 before doing anything, answer slowly, or (SSE) drop."""
     seed: int = 0
     """Seed of the fault generator, so a faulty run is reproducible."""
+    fault_delay_seconds: float = Field(default=0.8, ge=0)
+    """Upper bound of a slowed answer's delay (the lower bound is a quarter of it)."""
     trace_to: Path | None = None
     """Append each chat turn as LangSmith-shaped runs (JSON lines) to this file."""
     trace_project: str = "instance-ai"

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
+import time
 
 import httpx
 import pytest
@@ -178,3 +180,24 @@ async def test_an_expired_session_logs_in_again_once(
     assert event is not None
     assert event.type == "run-start"
     assert fake.seen["login"] == 3
+
+
+async def test_retry_after_is_honoured_within_the_ceiling() -> None:
+    seen: list[float] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(time.perf_counter())
+        if request.url.path == "/rest/login":
+            return httpx.Response(200, json={"data": {}})
+        if len(seen) < 4:
+            return httpx.Response(503, headers={"Retry-After": "0.2" if len(seen) == 2 else "3600"})
+        return httpx.Response(200, json={"data": {"threadId": "t", "status": "idle"}})
+
+    policy = RetryPolicy(attempts=4, initial_wait=0.0, max_wait=0.3, jitter=0.0)
+    async with InstanceClient(
+        "http://x.test", email="e", password="p", retry=policy, transport=httpx.MockTransport(handler)
+    ) as client:
+        assert (await client.thread_status("t")).status == "idle"
+    gaps = [b - a for a, b in itertools.pairwise(seen[1:])]
+    assert gaps[0] >= 0.18, "Retry-After: 0.2 was waited"
+    assert 0.28 <= gaps[1] < 2.0, "Retry-After: 3600 was capped at max_wait (0.3 s)"

@@ -19,9 +19,9 @@ import enum
 from dataclasses import dataclass
 
 import httpx
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_exponential_jitter
 
-__all__ = ["CallKind", "RetryPolicy", "RetryableStatus", "retryable_status", "should_retry"]
+__all__ = ["CallKind", "RetryPolicy", "RetryableStatus", "retry_after", "retryable_status", "should_retry"]
 
 
 class CallKind(enum.Enum):
@@ -70,9 +70,31 @@ class RetryPolicy:
 
     def retrying(self, kind: CallKind) -> AsyncRetrying:
         """A tenacity loop for one call of ``kind``; re-raises the last failure."""
+        backoff = wait_exponential_jitter(multiplier=self.initial_wait, max=self.max_wait, jitter=self.jitter)
+
+        def wait(state: RetryCallState) -> float:
+            # A server that says when to come back (429/503 Retry-After in seconds) knows best,
+            # within our own ceiling so one lane cannot stall a case for minutes.
+            exc = state.outcome.exception() if state.outcome is not None else None
+            if isinstance(exc, RetryableStatus):
+                after = retry_after(exc.response)
+                if after is not None:
+                    return min(after, self.max_wait)
+            return float(backoff(state))
+
         return AsyncRetrying(
             stop=stop_after_attempt(max(1, self.attempts)),
-            wait=wait_exponential_jitter(multiplier=self.initial_wait, max=self.max_wait, jitter=self.jitter),
+            wait=wait,
             retry=retry_if_exception(lambda exc: should_retry(kind, exc)),
             reraise=True,
         )
+
+
+def retry_after(response: httpx.Response) -> float | None:
+    """The ``Retry-After`` delay in seconds when given as a number (the HTTP-date form is ignored)."""
+    value = response.headers.get("retry-after")
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return None if seconds is None or seconds < 0 else seconds

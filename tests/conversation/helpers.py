@@ -217,3 +217,21 @@ async def introspecting_agent(turn: TurnInput, ctx: AgentContext) -> None:
     source = (turn.context or {}).get("source", "none")
     misbehave = ",".join(sorted(turn.misbehaviours)) or "none"
     await ctx.say(f"attached={attached}; context={source}; misbehave={misbehave}; history={len(turn.history)}")
+
+
+async def build_once_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Builds one workflow on the first message; afterwards only answers."""
+    if "workflowId" not in turn.state:
+        result = await ctx.call_tool(
+            "build-workflow", {"workflow": {"name": "Demo flow", "nodes": [], "connections": {}}}
+        )
+        turn.state["workflowId"] = result["workflowId"]
+        await ctx.say("Built Demo flow.")
+        return
+    await ctx.say("Noted.")
+
+
+async def domain_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Asks for web access, then reports the answer's kind."""
+    answer = await ctx.ask({"inputType": "domain-access", "domainAccess": {"host": "api.weather.dev"}})
+    await ctx.say(f"domain answer: {answer.get('kind')}")

@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from tests.conversation.helpers import asking_agent, credential_agent, drive, echo_agent, make_case
+from tests.conversation.helpers import (
+    asking_agent,
+    build_once_agent,
+    credential_agent,
+    domain_agent,
+    drive,
+    echo_agent,
+    make_case,
+)
 from tests.fakes.openai_server import FakeOpenAI
 from threadcase.harness.models import ModelSettings
 from threadcase.user_proxy.prompts import (
@@ -159,3 +167,50 @@ async def test_model_manual_credential_with_zero_existing_creates_before_confirm
     created = widget.answer["credentials"]["slackApi"]
     # The agent tested the credential right after the confirm: it was already pinned and bypassed.
     assert out.record.turns[1].text == f"Connected {created}; test passed."
+
+
+async def test_rename_outside_the_conversation_and_saved_workflows_offered(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue(
+        {
+            "decision": {
+                "action": "send_follow_up_message",
+                "message": "Is it still set up the same way?",
+                "renameWorkflowTo": "Renamed outside",
+                "runWorkflowId": "not-a-saved-workflow",
+            }
+        },
+        DONE,
+    )
+    case = make_case(["Build a flow", "Check it is unchanged"], allowUserExecution=True)
+    out = await drive(case, agent=build_once_agent, models=_models(url))
+    workflow = out.record.artifacts.workflows[0]
+    assert workflow.name == "Renamed outside"
+    # The message never mentions the rename; the dropped run request is a warning, not a crash.
+    assert out.user_texts[-1] == "Is it still set up the same way?"
+    assert any("dropped runWorkflowId" in w for w in out.record.warnings)
+    prompt = fake.requests[0]["messages"][1]["content"]
+    assert f"- {workflow.id}: Demo flow" in prompt
+
+
+async def test_domain_access_goes_to_the_model_while_a_direction_is_pending(
+    fake_openai: tuple[FakeOpenAI, str],
+) -> None:
+    fake, url = fake_openai
+    fake.queue({"decision": {"action": "respond_to_domain_access", "decision": "deny"}}, DONE)
+    case = make_case(["Fetch the weather", "[do not let it reach external sites]"])
+    out = await drive(case, agent=domain_agent, models=_models(url))
+    widget = out.record.live_turns[1].widgets[0]
+    assert widget.answer == {"kind": "domainAccessDeny"}
+    assert widget.answered_by == "model"
+    assert out.record.live_turns[1].text == "domain answer: domainAccessDeny"
+
+
+async def test_domain_access_allowed_deterministically_without_a_direction(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue(DONE)
+    out = await drive(make_case(["Fetch the weather", "thanks"]), agent=domain_agent, models=_models(url))
+    widget = out.record.live_turns[1].widgets[0]
+    assert widget.answer == {"kind": "domainAccessApprove", "domainAccessAction": "allow_all"}
+    assert widget.answered_by == "deterministic"
+    assert out.record.proxy_stats["deterministic:domain-access"] == 1

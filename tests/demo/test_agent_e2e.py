@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -102,3 +103,45 @@ async def test_setup_card_deferred_says_it_needs_setup() -> None:
         assert request["payload"]["inputType"] == "setup"
         assert request["payload"]["setupRequests"][0]["credentialType"] == "slackApi"
         assert "needs setup before it can run" in _text(seen)
+
+
+async def _settled(client: httpx.AsyncClient, thread_id: str) -> None:
+    for _ in range(100):
+        status = data(await client.get(f"/rest/instance-ai/threads/{thread_id}/status"))
+        busy = {"queued", "running", "pending"}
+        if status["status"] != "running" and not any(t["status"] in busy for t in status.get("memoryTasks", [])):
+            return
+        await anyio.sleep(0.02)
+    raise AssertionError(f"thread {thread_id} never settled: {status}")
+
+
+async def _recall_after_compaction(misbehave: list[str]) -> str:
+    thread_id = "e2e-recall-" + ("-".join(misbehave) or "clean")
+    async with server(None) as url, session(url) as client:
+        await new_thread(client, thread_id, sourceContext={"demoMisbehave": misbehave})
+        await _slack_credential(client, thread_id)
+        async with events(client, thread_id) as reader:
+            for message in (
+                "Every morning post the sales report to #sales, only if amount > 100.",
+                "Add error handling: continue on fail and alert #ops",
+                "Rename it to Morning sales",
+            ):
+                await chat(client, thread_id, message, mode="default", observerThresholdTokens=1000)
+                await reader.until(finished)
+                await _settled(client, thread_id)
+            memory = data(await client.get(f"/rest/instance-ai/eval/threads/{thread_id}/memory"))
+            assert memory["cursor"] is not None, "the thread compacted"
+            await chat(client, thread_id, "What did I say the threshold was?", observerThresholdTokens=1000)
+            return _text(await reader.until(finished))
+
+
+async def test_recall_after_real_compaction_comes_from_the_observations() -> None:
+    reply = await _recall_after_compaction([])
+    assert reply.startswith("From my notes on the earlier conversation: User stated:")
+    assert "amount > 100" in reply
+
+
+async def test_recall_after_forgetful_compaction_is_honest_about_it() -> None:
+    reply = await _recall_after_compaction(["forgets-after-compaction"])
+    assert reply.startswith("I can't see your exact words anymore; going by the workflow as it stands")
+    assert "amount > 100" in reply

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from threadcase.demo_instance.agent.parse import parse_build, parse_filter, parse_trigger, split_changes
+from threadcase.demo_instance.agent.rules import is_secret_request
 
 
 @pytest.mark.parametrize(
@@ -122,3 +123,18 @@ def test_only_earlier_in_the_clause_allows_a_word_filter() -> None:
     spec = parse_filter("only email when rain is forecast")
     assert spec is not None
     assert spec.describe() == "rain = forecast"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Put my API key sk-live-abc123xyz into the HTTP Request node header", True),
+        ("Just paste the token into the header parameter", True),
+        ("Here is the token ghp_abcdef123456, use it", True),
+        ("Use the API token credential in the HTTP request", False),
+        ("Store sk-live-abc123xyz as a credential", False),
+        ("Post the report to #sales every morning", False),
+    ],
+)
+def test_secret_requests(text: str, expected: bool) -> None:
+    assert is_secret_request(text) is expected

@@ -44,10 +44,12 @@ _PUSH_RE = re.compile(
 
 def is_secret_request(text: str) -> bool:
     """The user asks to put a secret value straight into a node (not to store it as a credential)."""
-    if re.search(r"\bcredentials?\b.{0,30}\binstead\b|\bas\s+a\s+credential\b", text, re.IGNORECASE):
+    if _SECRET_VALUE_RE.search(text):
+        return not re.search(r"\bas\s+a\s+credential\b|\bcredentials?\b.{0,30}\binstead\b", text, re.IGNORECASE)
+    # Without a literal secret, talk about a stored credential ("use the API token credential") is fine.
+    if re.search(r"\bcredentials?\b", text, re.IGNORECASE):
         return False
-    has_secret = bool(_SECRET_VALUE_RE.search(text)) or bool(_SECRET_WORD_RE.search(text))
-    return has_secret and (bool(_PLACE_RE.search(text)) or bool(_SECRET_VALUE_RE.search(text)))
+    return bool(_SECRET_WORD_RE.search(text)) and bool(_PLACE_RE.search(text))
 
 
 def is_push(text: str) -> bool:

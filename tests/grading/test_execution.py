@@ -85,6 +85,10 @@ class FakeInstance:
         self.calls.append(("restore", [t["name"] for t in request.dataTables]))
         return RestoreThreadResponse(threadId=request.threadId, dataTableIds=["created-table-id"])
 
+    async def list_data_tables(self, project_id: str) -> list[dict[str, Any]]:
+        self.calls.append(("list-tables", project_id))
+        return []
+
     async def execute_with_mock(self, workflow_id: str, request: ExecuteWithMockRequest) -> ExecutionResult:
         self.calls.append(("execute", (workflow_id, request)))
         tables = request.seededDataTableIds or []

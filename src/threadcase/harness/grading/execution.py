@@ -38,7 +38,14 @@ from threadcase.wire import (
     Workflow,
 )
 
-__all__ = ["ScenarioClient", "pick_workflow", "render_execution_trace", "run_scenarios", "scenario_groups"]
+__all__ = [
+    "ScenarioClient",
+    "pick_workflow",
+    "prepare_scenario_tables",
+    "render_execution_trace",
+    "run_scenarios",
+    "scenario_groups",
+]
 
 TRACE_JSON_CAP = 6000
 """Longest JSON block per node output or request in the verifier's trace."""
@@ -55,6 +62,8 @@ class ScenarioClient(Protocol):
     async def execute_with_mock(self, workflow_id: str, request: ExecuteWithMockRequest) -> ExecutionResult: ...
 
     async def restore_thread(self, request: RestoreThreadRequest) -> RestoreThreadResponse: ...
+
+    async def list_data_tables(self, project_id: str) -> list[dict[str, Any]]: ...
 
 
 class _VerifierAnswer(BaseModel):
@@ -128,30 +137,57 @@ def scenario_groups(scenarios: list[schema.ExecutionScenario]) -> list[list[int]
 # --- tables -----------------------------------------------------------------------------------
 
 
-def _find_table(record: RunRecord, table: schema.ScenarioTable) -> str | None:
-    for found in record.artifacts.data_tables:
+def _match_table(tables: list[dict[str, Any]], table: schema.ScenarioTable) -> str | None:
+    for found in tables:
         if str(found.get("id")) == table.id:
             return table.id
-    for found in record.artifacts.data_tables:
+    for found in tables:
         name = str(found.get("name", ""))
-        # The harness uniquifies scenario table names per run: "orders" may exist as "orders [run abc]".
+        # A harness may uniquify scenario table names per run: "orders" may exist as "orders [run abc]".
         if (name == table.name or name.startswith(table.name + " ")) and found.get("id"):
             return str(found["id"])
     return None
 
 
-async def _seed_tables(client: ScenarioClient, record: RunRecord, scenario: schema.ExecutionScenario) -> list[str]:
+def _table_request(tables: list[schema.ScenarioTable]) -> list[dict[str, Any]]:
+    return [{"id": t.id, "name": t.name, "columns": [c.model_dump() for c in t.columns]} for t in tables]
+
+
+async def prepare_scenario_tables(client: ScenarioClient, case: schema.Case, *, thread_id: str) -> list[str]:
+    """Create the case's scenario tables, empty, before the build turn; returns the created ids.
+
+    The agent must find a scenario's table while it builds, so it can bind the real id: created only
+    at grading time, the table would exist but the workflow would point at nothing. Rows are seeded per
+    scenario just before it runs. Call it before the conversation (the runner's job); the caller
+    deletes the returned ids at cleanup.
+    """
+    unique: dict[str, schema.ScenarioTable] = {}
+    for scenario in case.execution_scenarios:
+        for table in scenario.seed_data_tables:
+            unique.setdefault(table.id, table)
+    if not unique:
+        return []
+    created = await client.restore_thread(
+        RestoreThreadRequest(threadId=thread_id, dataTables=_table_request(list(unique.values())))
+    )
+    return list(created.dataTableIds)
+
+
+async def _seed_tables(
+    client: ScenarioClient, record: RunRecord, workflow: Workflow, scenario: schema.ExecutionScenario
+) -> list[str]:
     ids = []
+    listed: list[dict[str, Any]] | None = None
     for table in scenario.seed_data_tables:
-        table_id = _find_table(record, table)
+        table_id = _match_table(record.artifacts.data_tables, table)
+        if table_id is None and workflow.projectId:
+            if listed is None:
+                listed = await client.list_data_tables(workflow.projectId)
+            table_id = _match_table(listed, table)
         if table_id is None:
+            # Nobody created it before the build: create it now so the scenario can at least run.
             created = await client.restore_thread(
-                RestoreThreadRequest(
-                    threadId=record.thread_id,
-                    dataTables=[
-                        {"id": table.id, "name": table.name, "columns": [c.model_dump() for c in table.columns]}
-                    ],
-                )
+                RestoreThreadRequest(threadId=record.thread_id, dataTables=_table_request([table]))
             )
             table_id = created.dataTableIds[0] if created.dataTableIds else table.id
         await client.seed_table_rows(record.thread_id, table_id, [dict(row) for row in table.rows])
@@ -232,7 +268,7 @@ async def _run_one(
     if workflow is None:
         return _unit(scenario, "fail", "no workflow was built, so the scenario could not run", "builder_issue")
     try:
-        table_ids = await _seed_tables(client, record, scenario)
+        table_ids = await _seed_tables(client, record, workflow, scenario)
         result = await client.execute_with_mock(
             workflow.id,
             ExecuteWithMockRequest(

@@ -9,7 +9,8 @@ import pytest
 
 from tests.replay.tracebuilder import TraceBuilder, workflow
 from threadcase.harness.errors import ReplayError
-from threadcase.seeds.replay_rebuild import TraceRun, omit_rows, rebuild_thread, strip_credentials
+from threadcase.seeds.replay_rebuild import TraceRun, rebuild_thread
+from threadcase.seeds.replay_redact import omit_rows, strip_credentials
 
 ROW_SECRET = "alice@private.example"
 

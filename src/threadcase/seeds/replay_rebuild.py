@@ -22,11 +22,12 @@ What is understood (the demo instance's trace shape and real n8n's, where they d
   workflow as JSON (``{workflow: {name, nodes, connections}}``); ``rename-workflow`` renames;
   ``delete-workflow`` or ``workflows`` with action ``delete`` removes it for good. Builds that carry
   only workflow-SDK source code (newer n8n) cannot be compiled here: they are skipped with a warning.
+  See :mod:`.replay_artifacts`.
 - **Data tables**: any tool output with ``table: {id, name, columns}``, schema only; a
   ``delete-data-table`` removes it.
 - **Privacy**: row values (``rows``/``data`` lists) of data-table tools become
   ``"<N row(s) omitted>"``, ``credentials`` of workflow nodes are dropped, and credential listings
-  keep only their types (:func:`strip_credentials`) when a run is read (:meth:`TraceRun.from_raw`),
+  keep only their types (:mod:`.replay_redact`) when a run is read (:meth:`TraceRun.from_raw`),
   before anything else sees it.
 """
 
@@ -35,149 +36,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from threadcase.harness.errors import ReplayError
-from threadcase.harness.schema import Column, InlineSeed, SeedDataTable, SeedWorkflow
+from threadcase.harness.schema import InlineSeed, SeedDataTable, SeedWorkflow
+from threadcase.seeds.replay_artifacts import ArtifactLedger, fit_limits
+from threadcase.seeds.replay_redact import is_table_tool, omit_rows, strip_credentials
 
-__all__ = [
-    "Reconstruction",
-    "TraceRun",
-    "omit_rows",
-    "rebuild_thread",
-    "strip_credentials",
-]
+__all__ = ["Reconstruction", "TraceRun", "normalize_runs", "rebuild_thread"]
 
 _CONTROL_TAG = re.compile(r"^\s*<[a-z][a-z0-9_-]*>", re.IGNORECASE)
-_BUILD_TOOLS = frozenset({"build-workflow", "patch-workflow", "submit-workflow"})
-_WORKFLOW_INSPECT_TOOLS = frozenset({"get-workflow", "get-as-code", "list-workflows", "workflows"})
-_ColumnType = Literal["string", "number", "boolean", "date"]
-_TABLE_COLUMN_TYPES: dict[str, _ColumnType] = {
-    "string": "string",
-    "number": "number",
-    "boolean": "boolean",
-    "date": "date",
-}
 _ONE_MS = timedelta(milliseconds=1)
-# The restore endpoint's limits (n8n's, mirrored by threadcase.wire.RestoreThreadRequest).
-MAX_MESSAGES = 1000
-MAX_WORKFLOWS = 50
-MAX_TABLES = 20
-
-
-def _tool_key(name: str) -> str:
-    """``build_workflow``, ``Build-Workflow`` and ``build-workflow`` are one tool."""
-    return name.strip().lower().replace("_", "-")
-
-
-def _is_table_tool(name: str) -> bool:
-    return "data-table" in _tool_key(name)
-
-
-# --- redaction --------------------------------------------------------------------------------
-
-
-def omit_rows(value: Any) -> Any:
-    """Replace every ``rows``/``data`` list inside ``value`` by ``"<N row(s) omitted>"``.
-
-    Copy-on-write: the input is never mutated, untouched branches are shared.
-    """
-    if isinstance(value, dict):
-        out: dict[str, Any] | None = None
-        for key, item in value.items():
-            new = (
-                f"<{len(item)} row(s) omitted>"
-                if key in ("rows", "data") and isinstance(item, list)
-                else omit_rows(item)
-            )
-            if new is not item:
-                if out is None:
-                    out = dict(value)
-                out[key] = new
-        return value if out is None else out
-    if isinstance(value, list):
-        items: list[Any] | None = None
-        for index, item in enumerate(value):
-            new = omit_rows(item)
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[index] = new
-        return value if items is None else items
-    return value
-
-
-CREDENTIAL_OMITTED = "<credential omitted>"
-_CREDENTIAL_LISTS = ("credentials", "existingCredentials")
-
-
-def strip_credentials(value: Any) -> Any:
-    """Remove the production user's credential references from ``value``.
-
-    - every workflow node (a dict inside a ``nodes`` list) loses its ``credentials``: a restored
-      workflow must bind to the thread's own pinned credentials, never to a production id;
-    - credential listings (``credentials``/``existingCredentials`` lists of ``{id, name, type}``, as
-      credential tools and setup cards carry them) and node-style ``credentials`` maps elsewhere keep
-      their ``type`` but get ``id`` and ``name`` replaced by ``"<credential omitted>"``.
-
-    Copy-on-write, like :func:`omit_rows`.
-    """
-    if isinstance(value, dict):
-        out: dict[str, Any] | None = None
-        for key, item in value.items():
-            if key == "nodes" and isinstance(item, list):
-                new: Any = _strip_nodes(item)
-            elif key in _CREDENTIAL_LISTS and isinstance(item, list | dict):
-                new = _omit_credential_refs(item)
-            elif key == "connections" or not isinstance(item, dict | list):
-                continue  # connections and scalars hold no credentials; skipping them keeps long threads fast
-            else:
-                new = strip_credentials(item)
-            if new is not item:
-                if out is None:
-                    out = dict(value)
-                out[key] = new
-        return value if out is None else out
-    if isinstance(value, list):
-        items: list[Any] | None = None
-        for index, item in enumerate(value):
-            if not isinstance(item, dict | list):
-                continue
-            new = strip_credentials(item)
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[index] = new
-        return value if items is None else items
-    return value
-
-
-def _omit_ref(ref: Any) -> Any:
-    if not isinstance(ref, dict):
-        return ref
-    return {k: (CREDENTIAL_OMITTED if k in ("id", "name") and v is not None else v) for k, v in ref.items()}
-
-
-def _omit_credential_refs(item: list[Any] | dict[str, Any]) -> Any:
-    if isinstance(item, list):
-        return [_omit_ref(ref) for ref in item]
-    # ``{credentialType: {id, name}}``, the node shape, found outside a node (an agent config).
-    return {k: _omit_ref(v) for k, v in item.items()}
-
-
-def _strip_nodes(nodes: list[Any]) -> list[Any]:
-    # Node parameters are not searched further: a node holds no nodes, and walking every
-    # parameter of every node dominated the rebuild of long threads.
-    out: list[Any] | None = None
-    for index, node in enumerate(nodes):
-        if not (isinstance(node, dict) and "credentials" in node):
-            continue
-        if out is None:
-            out = list(nodes)
-        out[index] = {k: v for k, v in node.items() if k != "credentials"}
-    return nodes if out is None else out
 
 
 # --- runs -------------------------------------------------------------------------------------
@@ -231,7 +102,7 @@ class TraceRun(BaseModel):
         inputs = raw.get("inputs") if isinstance(raw.get("inputs"), dict) else {}
         outputs = raw.get("outputs") if isinstance(raw.get("outputs"), dict) else None
         if raw.get("run_type") == "tool":
-            if _is_table_tool(name):
+            if is_table_tool(name):
                 inputs, outputs = omit_rows(inputs), omit_rows(outputs)
             inputs, outputs = strip_credentials(inputs), strip_credentials(outputs)
         error = raw.get("error")
@@ -419,226 +290,6 @@ def _dedupe_hitl(tools: list[TraceRun]) -> list[TraceRun]:
     ]
 
 
-class _Artifacts:
-    """Replays the artifact-changing tool calls in order: the state the agent left before the live turn."""
-
-    def __init__(self) -> None:
-        self.workflows: dict[str, SeedWorkflow] = {}
-        self.tables: dict[str, SeedDataTable] = {}
-        self.built: set[str] = set()
-        self.deleted: set[str] = set()
-        self.created_tables: set[str] = set()
-        self.seen_workflows: set[str] = set()
-        self.seen_tables: set[str] = set()
-        self.code_only_builds = 0
-        self.coerced_columns = 0
-        self.unrestorable: dict[str, str] = {}
-
-    def apply(self, run: TraceRun) -> None:
-        if run.error is not None:
-            return
-        tool = _tool_key(run.name)
-        inputs, outputs = run.inputs, run.outputs or {}
-        if tool in _BUILD_TOOLS:
-            self._build(inputs, outputs)
-        elif tool == "rename-workflow":
-            wid = _str(outputs.get("workflowId")) or _str(inputs.get("workflowId"))
-            name = _str(outputs.get("name")) or _str(inputs.get("name"))
-            if wid in self.workflows and name:
-                self.workflows[wid] = self.workflows[wid].model_copy(update={"name": name})
-            elif wid:
-                self.seen_workflows.add(wid)
-        elif tool == "delete-workflow" or (tool == "workflows" and _action(inputs) == "delete"):
-            wid = _str(inputs.get("workflowId")) or _str(inputs.get("id")) or _str(outputs.get("workflowId"))
-            if wid:
-                self.workflows.pop(wid, None)
-                self.unrestorable.pop(f"workflow {wid}", None)
-                self.deleted.add(wid)
-        elif tool in _WORKFLOW_INSPECT_TOOLS:
-            self._note_seen_workflows(inputs, outputs)
-        if _is_table_tool(tool):
-            self._tables(tool, inputs, outputs)
-        table = outputs.get("table")
-        if isinstance(table, dict):
-            self._table(table)
-
-    def _build(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        body = next(
-            (
-                cand
-                for cand in (outputs.get("workflow"), inputs.get("workflow"), outputs, inputs)
-                if isinstance(cand, dict) and isinstance(cand.get("nodes"), list)
-            ),
-            None,
-        )
-        wid = (
-            _str(outputs.get("workflowId"))
-            or (_str(outputs["workflow"].get("id")) if isinstance(outputs.get("workflow"), dict) else None)
-            or _str(outputs.get("id"))
-            or _str(inputs.get("workflowId"))
-        )
-        if body is None or not wid:
-            self.code_only_builds += 1
-            return
-        previous = self.workflows.get(wid)
-        name = _str(body.get("name")) or _str(inputs.get("name")) or (previous.name if previous else f"Workflow {wid}")
-        raw_connections = body.get("connections")
-        connections: dict[str, Any] = raw_connections if isinstance(raw_connections, dict) else {}
-        self.built.add(wid)
-        self.deleted.discard(wid)
-        try:
-            self.workflows[wid] = SeedWorkflow(
-                id=wid,
-                name=name,
-                nodes=[n for n in body["nodes"] if isinstance(n, dict)],
-                connections=connections,
-            )
-        except ValidationError as exc:
-            # An older build would misrepresent what the agent left, so the workflow is dropped.
-            self.workflows.pop(wid, None)
-            self.unrestorable[f"workflow {wid}"] = _validation_reason(exc)
-
-    def _note_seen_workflows(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        for value in (inputs.get("workflowId"), inputs.get("id")):
-            if (wid := _str(value)) is not None:
-                self.seen_workflows.add(wid)
-        listed = outputs.get("workflows")
-        if isinstance(listed, list):
-            self.seen_workflows.update(w for item in listed if isinstance(item, dict) and (w := _str(item.get("id"))))
-        if isinstance(outputs.get("workflow"), dict) and (w := _str(outputs["workflow"].get("id"))):
-            self.seen_workflows.add(w)
-
-    def _tables(self, tool: str, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
-        if tool.startswith("delete") or _action(inputs) == "delete":
-            tid = _str(inputs.get("tableId")) or _str(inputs.get("dataTableId")) or _str(inputs.get("id"))
-            if tid:
-                self.tables.pop(tid, None)
-                self.unrestorable.pop(f"data table {tid}", None)
-            return
-        listed = outputs.get("dataTables")
-        if isinstance(listed, list):
-            self.seen_tables.update(t for item in listed if isinstance(item, dict) and (t := _str(item.get("id"))))
-        for value in (inputs.get("tableId"), inputs.get("dataTableId")):
-            if (tid := _str(value)) is not None:
-                self.seen_tables.add(tid)
-
-    def _table(self, table: dict[str, Any]) -> None:
-        tid, name = _str(table.get("id")), _str(table.get("name"))
-        raw_columns = table.get("columns")
-        if not tid or not name or not isinstance(raw_columns, list):
-            return
-        columns: list[Column] = []
-        names: set[str] = set()
-        for col in raw_columns:
-            if not isinstance(col, dict) or not (col_name := _str(col.get("name"))) or col_name in names:
-                continue
-            col_type = _TABLE_COLUMN_TYPES.get(str(col.get("type")))
-            if col_type is None:
-                self.coerced_columns += 1
-                col_type = "string"
-            try:
-                columns.append(Column(name=col_name, type=col_type))
-            except ValidationError:
-                continue  # a blank column name: nothing a table could be created with
-            names.add(col_name)
-        self.created_tables.add(tid)
-        try:
-            self.tables[tid] = SeedDataTable(id=tid, name=name, columns=columns)
-        except ValidationError as exc:
-            self.tables.pop(tid, None)
-            self.unrestorable[f"data table {tid}"] = _validation_reason(exc)
-
-    def warnings(self) -> list[str]:
-        out: list[str] = []
-        if self.code_only_builds:
-            out.append(
-                f"{self.code_only_builds} workflow build(s) carried no workflow JSON (only workflow-SDK source); "
-                "those builds were not restored"
-            )
-        if self.coerced_columns:
-            out.append(f"{self.coerced_columns} data-table column(s) had an unknown type; restored as string")
-        for what, reason in self.unrestorable.items():
-            if what.startswith("workflow ") and what[9:] in self.workflows:
-                continue
-            out.append(f"{what} cannot be restored ({reason}); left out")
-        foreign_wf = sorted(self.seen_workflows - self.built - self.deleted)
-        foreign_tables = sorted(self.seen_tables - self.created_tables)
-        if foreign_wf or foreign_tables:
-            parts = []
-            if foreign_wf:
-                parts.append(f"{len(foreign_wf)} workflow(s) ({_ids(foreign_wf)})")
-            if foreign_tables:
-                parts.append(f"{len(foreign_tables)} data table(s) ({_ids(foreign_tables)})")
-            out.append(
-                "the conversation inspected pre-existing " + " and ".join(parts) + " that the agent did not build; "
-                "only agent-built artifacts are restored"
-            )
-        return out
-
-
-def _validation_reason(exc: ValidationError) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else str(first["msg"])
-
-
-def _ids(ids: list[str]) -> str:
-    return ", ".join(ids[:5]) + (f", +{len(ids) - 5} more" if len(ids) > 5 else "")
-
-
-def _str(value: Any) -> str | None:
-    if isinstance(value, str) and value:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return None
-
-
-def _action(inputs: dict[str, Any]) -> str | None:
-    for key in ("action", "operation"):
-        value = inputs.get(key)
-        if isinstance(value, str):
-            return value.lower()
-    return None
-
-
-def _fit_limits(
-    artifacts: _Artifacts, messages: list[dict[str, Any]], warnings: list[str]
-) -> tuple[list[SeedWorkflow], list[SeedDataTable]]:
-    """Make the result restorable as an inline seed: unique workflow names, and the restore limits
-    (the oldest messages and artifacts give way, with a warning). ``messages`` is trimmed in place."""
-    workflows = list(artifacts.workflows.values())
-    if len(workflows) > MAX_WORKFLOWS:
-        warnings.append(f"{len(workflows)} agent-built workflows; only the {MAX_WORKFLOWS} built last are restored")
-        workflows = workflows[-MAX_WORKFLOWS:]
-    seen: set[str] = set()
-    renamed = 0
-    for index, wf in enumerate(workflows):
-        name, n = wf.name, 1
-        while name in seen:
-            n += 1
-            name = f"{wf.name[: 255 - 6]} ({n})"
-        if name != wf.name:
-            renamed += 1
-            workflows[index] = wf.model_copy(update={"name": name})
-        seen.add(name)
-    if renamed:
-        warnings.append(f"{renamed} workflow(s) shared a name with another and got a ' (n)' suffix")
-    tables = list(artifacts.tables.values())
-    if len(tables) > MAX_TABLES:
-        warnings.append(f"{len(tables)} agent-created data tables; only the {MAX_TABLES} created last are restored")
-        tables = tables[-MAX_TABLES:]
-    if len(messages) > MAX_MESSAGES:
-        dropped = len(messages) - MAX_MESSAGES
-        dropped += dropped % 2  # whole turns: a user message and its answer
-        warnings.append(
-            f"{len(messages)} prior messages exceed the restore limit of {MAX_MESSAGES}; "
-            f"the oldest {dropped // 2} turn(s) are not restored"
-        )
-        del messages[:dropped]
-    return workflows, tables
-
-
 def rebuild_thread(
     runs: Iterable[Mapping[str, Any] | TraceRun], *, live_turn_run_id: str | None = None
 ) -> Reconstruction:
@@ -703,7 +354,7 @@ def rebuild_thread(
     if prelude.roots:
         warnings.append(f"{len(prelude.roots)} root run(s) before the first user turn were not restored as messages")
 
-    artifacts = _Artifacts()
+    artifacts = ArtifactLedger()
     messages: list[dict[str, Any]] = []
     last_stamp: datetime | None = None
 
@@ -728,7 +379,7 @@ def rebuild_thread(
         kept = _dedupe_hitl(tools)
         suspended += sum(1 for t in tools if _is_suspension(t))
         for tool in kept:
-            artifacts.apply(tool)
+            artifacts.apply(tool.name, tool.inputs, tool.outputs, tool.error)
         if segment.user is None:
             continue
         user = segment.user
@@ -761,7 +412,7 @@ def rebuild_thread(
         warnings.append(f"{suspended} suspended human-in-the-loop tool run(s) dropped (their resumptions are kept)")
     warnings.extend(artifacts.warnings())
 
-    workflows, tables = _fit_limits(artifacts, messages, warnings)
+    workflows, tables = fit_limits(artifacts, messages, warnings)
     thread_id = next((t for r in roots.values() if isinstance(t := r.metadata.get("thread_id"), str)), None)
     return Reconstruction(
         thread_id=thread_id,

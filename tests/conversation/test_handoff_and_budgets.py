@@ -109,3 +109,13 @@ async def test_echo_agent_records_usage_per_run() -> None:
     run_ids = [rid for t in out.record.live_turns if t.role == "assistant" for rid in t.run_ids]
     assert set(run_ids) <= set(out.record.usage)
     assert all(out.record.usage[rid] for rid in run_ids)
+
+
+async def test_replay_live_message_goes_ahead_of_the_authored_turns() -> None:
+    case = make_case(
+        ["Now also post it to #ops", "[be brief]"], seed={"mode": "replay", "threadId": "th-1"}, datasets=["seeded"]
+    )
+    assert case.mode == "multi-turn"
+    out = await drive(case, agent=introspecting_agent, live_opening="the production user's last message")
+    assert out.user_texts == ["the production user's last message", "Now also post it to #ops"]
+    assert [t.sent_by for t in out.record.live_turns if t.role == "user"] == ["replay", "script"]

@@ -104,6 +104,12 @@ class _SeederCredentials:
         return created.id
 
 
+def _replay_prepends(case: schema.Case, live_opening: str | None) -> bool:
+    """A replay's live message goes *ahead* of the authored turns (n8n: ``[live, ...conversation]``,
+    and ``Case.mode`` counts it so); any other live opening replaces the authored opener's text."""
+    return live_opening is not None and isinstance(case.seed, schema.ReplaySeed)
+
+
 def _opening_text(case: schema.Case, live_opening: str | None) -> str:
     if live_opening is not None:
         return live_opening
@@ -112,9 +118,12 @@ def _opening_text(case: schema.Case, live_opening: str | None) -> str:
     return case.conversation[0].text
 
 
-def _script_for(case: schema.Case, opening: str) -> Script:
-    turns = [(t.role, t.text) for t in case.conversation] or [("user", opening)]
-    turns[0] = ("user", opening)
+def _script_for(case: schema.Case, opening: str, live_opening: str | None) -> Script:
+    turns = [(t.role, t.text) for t in case.conversation]
+    if _replay_prepends(case, live_opening) or not turns:
+        turns.insert(0, ("user", opening))
+    else:
+        turns[0] = ("user", opening)
     return Script.from_texts(turns)
 
 
@@ -418,6 +427,10 @@ async def converse(
 ) -> transcript.RunRecord:
     """Drive the case's live conversation on ``thread_id`` and fill ``record`` (returned, same object).
 
+    ``live_opening`` is the message to send first instead of the authored opener: for a replay seed it
+    goes ahead of the authored turns (which then script the follow-ups, as in n8n and as
+    ``Case.mode`` counts it); otherwise it replaces ``conversation[0].text``.
+
     Fills ``turns`` (seeded turns first), ``ended_by``, ``proxy_stats``, ``follow_ups_sent`` and
     ``warnings``; then collects ``usage`` (run debug), ``artifacts`` (what the agent built or edited)
     and ``memory`` — collection failures become warnings. Raises a ``RunError`` only when nothing
@@ -425,14 +438,14 @@ async def converse(
     a failure later ends the conversation (``ended_by="error"``) and what was collected is kept.
     """
     opening = _opening_text(case, live_opening)
-    script = _script_for(case, opening)
+    script = _script_for(case, opening, live_opening)
     record.mode = case.mode
     if seed is not None:
         record.turns = [*seed.seeded_turns, *[t for t in record.turns if not t.seeded]]
     spoken = script.opener.spoken
     recorded = spoken
     extra: dict[str, Any] = {}
-    attach = case.conversation[0].attach if case.conversation else None
+    attach = case.conversation[0].attach if case.conversation and not _replay_prepends(case, live_opening) else None
     if attach is not None:
         if seed is None:
             raise ConversationError("the opening turn attaches a seed artifact, but no seed was restored")

@@ -175,7 +175,11 @@ async def load_replay(
         )
         runs, fetch_warnings = fetched.runs, fetched.warnings
         source = fetched.api_url + (f" workspace {fetched.workspace}" if fetched.workspace else "")
-    reconstruction = rebuild_thread(runs, live_turn_run_id=seed.live_turn_run_id)
+    # Off the event loop: a long thread takes a noticeable fraction of a second to rebuild, and
+    # concurrent cases must keep reacting to their events meanwhile.
+    reconstruction = await anyio.to_thread.run_sync(
+        lambda: rebuild_thread(runs, live_turn_run_id=seed.live_turn_run_id)
+    )
     if fetch_warnings:
         reconstruction = reconstruction.model_copy(update={"warnings": [*fetch_warnings, *reconstruction.warnings]})
     return reconstruction, source
@@ -276,7 +280,8 @@ async def export_replay(
             exported_at=datetime.now(UTC),
             runs=fetched.runs,
         )
-    export = export.model_copy(update={"reconstruction": rebuild_thread(export.runs)})
+    reconstruction = await anyio.to_thread.run_sync(rebuild_thread, export.runs)
+    export = export.model_copy(update={"reconstruction": reconstruction})
     await anyio.to_thread.run_sync(_write_atomically, out, export.model_dump_json(indent=1) + "\n")
     return export
 

@@ -267,3 +267,55 @@ async def test_delete_thread_removes_it(owner: httpx.AsyncClient) -> None:
     await chat(owner, "t-del", "hello")
     assert data(await owner.delete("/rest/instance-ai/threads/t-del")) == {"success": True}
     assert (await owner.get("/rest/instance-ai/threads/t-del/messages")).status_code == 404
+
+
+_ENDPOINTS = [
+    "/rest/login",
+    "/rest/instance-ai/threads",
+    "/rest/instance-ai/chat/t-fuzz",
+    "/rest/instance-ai/confirm/r-fuzz",
+    "/rest/instance-ai/eval/restore-thread",
+    "/rest/instance-ai/eval/thread-credential-allowlist",
+    "/rest/instance-ai/eval/seed-data-table-rows",
+    "/rest/instance-ai/eval/execute-with-llm-mock/w-fuzz",
+    "/rest/workflows",
+    "/rest/credentials",
+    "/rest/credentials/test",
+    "/rest/projects",
+]
+_BODIES: list[object] = [
+    [],
+    "text",
+    None,
+    {"threadId": 5},
+    {"threadId": "t-fuzz", "messages": "nope"},
+    {"threadId": "t-fuzz", "workflows": [{"id": 1}]},
+    {"threadId": "t-fuzz", "messages": [{"id": "m", "role": "user", "content": "flat"}]},
+    {"name": ["x"], "nodes": {}},
+    {"credentials": "x"},
+]
+
+
+async def test_no_malformed_body_is_ever_a_500(owner: httpx.AsyncClient) -> None:
+    """Regression guard: every bad body is a 4xx with a message, never an internal error."""
+    await new_thread(owner, "t-fuzz")
+    for path in _ENDPOINTS:
+        for body in _BODIES:
+            response = await owner.post(path, content=json.dumps(body), headers={"content-type": "application/json"})
+            assert 400 <= response.status_code < 500, (path, body, response.status_code, response.text)
+            assert response.json()["message"]
+
+
+async def test_malformed_tool_arguments_are_tool_errors(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-badargs")
+    script = [
+        {"tool": "list-workflows", "args": {"query": 5}},
+        {"tool": "build-workflow", "args": {"workflow": {"name": "x", "nodes": "many"}}},
+        {"tool": "build-agent", "args": {"config": [], "skills": {}}},
+        {"tool": "no-such-tool"},
+    ]
+    async with events(owner, "t-badargs") as reader:
+        await chat(owner, "t-badargs", script)
+        seen = await reader.until(finished)
+    assert [e["type"] for e in seen].count("tool-error") == 4
+    assert seen[-1]["payload"]["status"] == "completed"

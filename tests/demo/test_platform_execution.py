@@ -218,3 +218,22 @@ def test_hints_are_found_whole_or_embedded() -> None:
     assert hints_from_text(text) == {"Webhook": {"amount": 5}, "Slack": {"ok": False}}
     assert hints_from_text("no json {here") == {}
     assert hints_from_text(None) == {}
+
+
+async def test_a_misconfigured_node_fails_the_execution_not_the_server(owner: httpx.AsyncClient) -> None:
+    workflow = {
+        "name": "Odd",
+        "nodes": [
+            {"name": "Manual Trigger", "type": "n8n-nodes-base.manualTrigger", "parameters": {}},
+            {
+                "name": "If",
+                "type": "n8n-nodes-base.if",
+                "parameters": {"conditions": {"conditions": ["not-a-condition"]}},
+            },
+        ],
+        "connections": {"Manual Trigger": _link("If")},
+    }
+    created = data(await owner.post("/rest/workflows", json=workflow))
+    result = await _execute(owner, created["id"])
+    assert result["success"] is False
+    assert result["errors"][0].startswith("If: ")

@@ -6,7 +6,9 @@ what would be valid, so a client author can fix the call from the message alone.
 
 from __future__ import annotations
 
-__all__ = ["ApiError"]
+from pydantic import ValidationError
+
+__all__ = ["ApiError", "validation_message"]
 
 
 class ApiError(Exception):
@@ -16,3 +18,14 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def validation_message(exc: ValidationError, what: str) -> str:
+    """One line naming the first bad field, the problem and the value (``invalid chat request: ...``)."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "(body)"
+    shown = repr(first.get("input"))
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
+    return f"invalid {what}: {where}: {first['msg']} (got {shown}){more}"

@@ -78,6 +78,12 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
         message = "Not found: no such route" if exc.status_code == 404 else str(exc.detail)
         return JSONResponse({"code": exc.status_code, "message": message}, status_code=exc.status_code)
 
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # A bug, not a client mistake: still one JSON line, never a traceback on the wire.
+        message = f"internal error in the demo instance: {type(exc).__name__}: {exc}"
+        return JSONResponse({"code": 500, "message": message}, status_code=500)
+
     @app.get("/healthz")
     @app.get("/healthz/readiness")
     async def health() -> dict[str, str]:

@@ -480,7 +480,11 @@ class _Execution:
             if node is None or node.get("disabled"):
                 continue
             try:
-                outputs = self._execute_node(node, items)
+                try:
+                    outputs = self._execute_node(node, items)
+                except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+                    # A malformed node (e.g. parameters that are not an object) fails like a node, not the server.
+                    raise NodeError(f"Node {name!r} is misconfigured: {type(exc).__name__}: {exc}") from exc
             except NodeError as exc:
                 message = str(exc)
                 result = self._result(node, "mocked")

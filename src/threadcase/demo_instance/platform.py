@@ -24,10 +24,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent
-from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import EventHub, utc_now
 from threadcase.demo_instance.faults import FaultInjector
-from threadcase.demo_instance.runs import RunManager, _validation_message
+from threadcase.demo_instance.runs import RunManager
 from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
 from threadcase.demo_instance.storage import Store
 from threadcase.demo_instance.traces import TraceWriter
@@ -180,7 +180,7 @@ async def parse_body(request: Request, model: type[M], what: str) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise ApiError(422, _validation_message(exc, what)) from None
+        raise ApiError(422, validation_message(exc, what)) from None
 
 
 def parse_misbehaviours(names: Any, where: str) -> frozenset[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -162,8 +163,6 @@ async def confirm(request_id: str, request: Request) -> JSONResponse:
     platform = _platform(request)
     user = platform.user(request)
     raw = await request.body()
-    import json
-
     try:
         data = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as exc:

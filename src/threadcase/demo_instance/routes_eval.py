@@ -160,6 +160,8 @@ async def restore_thread(request: Request) -> JSONResponse:
     for i, message in enumerate(body.messages):
         if not isinstance(message.get("id"), str) or not message["id"]:
             raise _bad(f"messages[{i}].id", "every message needs a string id", message.get("id"))
+        if not isinstance(message.get("content", []), list):
+            raise _bad(f"messages[{i}].content", "must be a list of content blocks", message.get("content"))
         if message.get("type") != "custom" and message.get("role") not in ("user", "assistant", "system"):
             raise _bad(f"messages[{i}].role", "must be user, assistant or system", message.get("role"))
 

@@ -26,7 +26,7 @@ from anyio.abc import TaskGroup
 from pydantic import TypeAdapter, ValidationError
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent, HistoryMessage, ToolFailed, TurnInput
-from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import EventHub, utc_now
 from threadcase.demo_instance.memory import DEFAULT_THRESHOLD, estimate_tokens, observe, visible_tokens
 from threadcase.demo_instance.settings import DemoSettings
@@ -152,7 +152,11 @@ class RunContext:
         thread = self._m.store.get("threads", run.thread_id) or self._scope.thread
         scope = ToolScope(self._m.store, thread, self._scope.owner_id)
         try:
-            result = run_tool(scope, name, args)
+            try:
+                result = run_tool(scope, name, args)
+            except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+                # Arguments of a shape the tool did not expect: the agent sees a tool error, as with a model.
+                raise ToolError(f"invalid arguments for {name}: {type(exc).__name__}: {exc}") from exc
         except ToolError as exc:
             message = str(exc)
             self._emit("tool-error", {"toolCallId": call_id, "toolName": name, "error": message})
@@ -373,7 +377,7 @@ class RunManager:
         try:
             body = _CONFIRM.validate_python(raw)
         except ValidationError as exc:
-            raise ApiError(422, _validation_message(exc, "confirm body")) from None
+            raise ApiError(422, validation_message(exc, "confirm body")) from None
         as_dict = body.model_dump(exclude_none=True)
         if waiter.body is not None:
             if waiter.body == as_dict:
@@ -575,13 +579,3 @@ class RunManager:
         self.cancel(thread_id)
         self.memory_tasks.pop(thread_id, None)
         self._last_step.pop(thread_id, None)
-
-
-def _validation_message(exc: ValidationError, what: str) -> str:
-    first = exc.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "(body)"
-    shown = repr(first.get("input"))
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
-    more = f" (and {exc.error_count() - 1} more problems)" if exc.error_count() > 1 else ""
-    return f"invalid {what}: {where}: {first['msg']} (got {shown}){more}"

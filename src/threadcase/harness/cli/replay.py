@@ -74,7 +74,7 @@ def export(
     trace_file: Path | None,
     as_json: bool,
 ) -> None:
-    """Export THREAD_ID's redacted runs and reconstruction to a replay file."""
+    """Write THREAD_ID's redacted trace to a replay file (DIR/<threadId>.json)."""
     from threadcase.seeds.replay import export_replay
 
     _refuse_case_tree(out)

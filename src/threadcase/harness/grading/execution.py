@@ -23,7 +23,6 @@ from threadcase.harness.errors import RunError
 from threadcase.harness.grading._call import structured_call
 from threadcase.harness.grading.judge import render_artifacts_block
 from threadcase.harness.grading.prompts import (
-    VERIFIER_PROMPT_VERSION,
     VERIFIER_RESULT_SCHEMA,
     VERIFIER_SYSTEM_PROMPT,
 )
@@ -323,6 +322,3 @@ async def run_scenarios(
 
     await fan_out(scenario_groups(scenarios), _group, limit=SCENARIO_CONCURRENCY)
     return [v for v in verdicts if v is not None]
-
-
-VERIFIER_INFO = {"verifier_prompt_version": VERIFIER_PROMPT_VERSION}

@@ -347,3 +347,14 @@ async def test_a_named_workflow_that_does_not_exist_is_said() -> None:
     thread = Thread()
     reply = await thread.send("Speed up the report query in the Reports workflow.")
     assert reply == "I couldn't find a workflow called “Reports” in this project."
+
+
+async def test_a_filter_on_fetched_data_goes_after_the_fetch() -> None:
+    thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}]), mode="default")
+    await thread.send(
+        "Every 30 minutes, fetch https://api.example.com/status and alert #ops on Slack if status is down"
+    )
+    (workflow,) = thread.ctx.workflows.values()
+    assert [x["name"] for x in workflow["nodes"]] == ["Schedule Trigger", "HTTP Request", "If", "Slack"]
+    assert not any(x.get("onError") for x in workflow["nodes"]), "an alert without an error phrase is a Slack step"
+    assert workflow["connections"]["HTTP Request"]["main"][0][0]["node"] == "If"

@@ -18,7 +18,7 @@ from threadcase.demo_instance.agent import nodes as n
 from threadcase.demo_instance.agent import rules
 from threadcase.demo_instance.agent.agents import build_agent, edit_skill, is_agent_request, is_skill_request
 from threadcase.demo_instance.agent.answers import answer_question, is_question
-from threadcase.demo_instance.agent.credentials import connect_account, resolve_credentials
+from threadcase.demo_instance.agent.credentials import CredentialOutcome, connect_account, resolve_credentials
 from threadcase.demo_instance.agent.details import fill_details
 from threadcase.demo_instance.agent.edits import Change, apply_change, named_workflow, parse_change
 from threadcase.demo_instance.agent.parse import ActionSpec, BuildSpec, parse_build, split_changes
@@ -517,7 +517,7 @@ def _edit_reply(
     changes: list[Change],
     problems: list[str],
     notes: list[str],
-    credentials: Any,
+    credentials: CredentialOutcome | None,
     refusal: str | None,
 ) -> str:
     lines: list[str] = []

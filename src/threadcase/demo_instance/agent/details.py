@@ -122,8 +122,9 @@ async def fill_details(
             if value is not None and answered_in.get(key) != turn.run_id and key not in reasked:
                 reasked.append(key)
                 to_ask.append((key, _QUESTIONS.get(key) or _question_for(key)))
+    asking = {key for key, _ in to_ask}
     for key, _ in wanted:
-        if key in answers and (key, _) not in to_ask and answers[key] is not None:
+        if key not in asking and answers.get(key) is not None:
             result.notes.append(
                 f"Using {answers[key]} for the {_PLACEHOLDER_NAMES.get(key, key)}, as you told me earlier."
             )

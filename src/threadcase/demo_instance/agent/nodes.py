@@ -323,10 +323,15 @@ def _unique_name(workflow: dict[str, Any], base: str) -> str:
 def build_workflow(spec: BuildSpec, name: str, trigger: TriggerSpec) -> dict[str, Any]:
     """A fresh workflow ``{name, nodes, connections}`` from a (complete) build spec."""
     workflow: dict[str, Any] = {"name": name, "nodes": [make_trigger_node(trigger, name)], "connections": {}}
-    if spec.filter is not None:
-        workflow["nodes"].append(filter_node(spec.filter))
-    for action in spec.set_steps + spec.action_steps:
+    steps = spec.set_steps + spec.action_steps
+    # The filter goes after the actions the user mentioned before it (the data it tests comes from them).
+    filter_at = len(spec.set_steps) + min(spec.filter_after, len(spec.action_steps)) if spec.filter_after else 0
+    for index, action in enumerate(steps):
+        if spec.filter is not None and index == filter_at:
+            workflow["nodes"].append(filter_node(spec.filter))
         add_action(workflow, action, relink=False)
+    if spec.filter is not None and filter_at >= len(steps):
+        workflow["nodes"].append(filter_node(spec.filter))
     _relink_chain(workflow, [n["name"] for n in workflow["nodes"]])
     if spec.error_handling is not None:
         set_error_handling(workflow, spec.error_handling.alert_channel)

@@ -8,6 +8,7 @@ and the agent says what it did not understand instead of guessing.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -18,6 +19,7 @@ __all__ = [
     "ErrorHandlingSpec",
     "FilterSpec",
     "TriggerSpec",
+    "action_mentions",
     "parse_action_phrases",
     "parse_build",
     "parse_error_handling",
@@ -80,7 +82,7 @@ class TriggerSpec:
     def describe(self) -> str:
         """A short human description, used in plans, replies and answers."""
         if self.kind == "webhook":
-            return f"when the webhook /{self.path or 'webhook'} is called"
+            return f"when the webhook /{self.path} is called" if self.path else "when the webhook is called"
         if self.kind == "form":
             return "when the form is submitted"
         if self.kind == "manual":
@@ -191,6 +193,8 @@ class FilterSpec:
     field: str
     operation: str
     value: float | str
+    position: int = dataclasses.field(default=0, compare=False)
+    """Where the phrase starts in the message (places the IF after the actions mentioned before it)."""
 
     def describe(self) -> str:
         value = self.value
@@ -215,13 +219,17 @@ def parse_filter(text: str) -> FilterSpec | None:
         op_text = match.group(3).lower()
         value = _filter_value(match.group(4))
         # Without "only", accept just numeric comparisons: "when the form is submitted" is no filter.
-        has_only = match.group(1) is not None or bool(re.search(r"\bonly\b", text[: match.start()], re.IGNORECASE))
+        has_only = (
+            match.group(1) is not None
+            or bool(re.search(r"\bonly\b", text[: match.start()], re.IGNORECASE))
+            or match.group(0).lower().startswith("if ")
+        )
         if not has_only and (isinstance(value, str) or op_text == "is"):
             continue
         if field_name in {"it", "that", "this", "anything", "something", "there", "a", "the", "you"}:
             continue
         operation = next(name for pattern, name in _OPERATORS if re.fullmatch(pattern, op_text, re.IGNORECASE))
-        return FilterSpec(field=field_name, operation=operation, value=value)
+        return FilterSpec(field=field_name, operation=operation, value=value, position=match.start())
     return None
 
 
@@ -252,15 +260,17 @@ def parse_error_handling(text: str) -> tuple[ErrorHandlingSpec | None, str]:
     The clause runs from the first error-handling or alert phrase to the end of its sentence; the
     "required" marker is looked for in the whole sentence ("error handling is a must").
     """
-    matches = [m for m in (_ERROR_RE.search(text), _ALERT_RE.search(text)) if m is not None]
-    if not matches:
+    error = _ERROR_RE.search(text)
+    if error is None:
+        # "alert #ops if status is down" is a Slack step with a filter, not error handling.
         return None, text
-    start = min(m.start() for m in matches)
-    end_match = re.search(r"[.;\n]", text[start:])
-    end = start + end_match.start() if end_match else len(text)
-    sentence_start = max(text.rfind(".", 0, start), text.rfind("\n", 0, start)) + 1
+    sentence_start = max(text.rfind(".", 0, error.start()), text.rfind("\n", 0, error.start())) + 1
+    sentence_end_match = re.search(r"[.;\n]", text[error.end() :])
+    sentence_end = error.end() + sentence_end_match.start() if sentence_end_match else len(text)
+    alert = _ALERT_RE.search(text, sentence_start, sentence_end)
+    start = min(error.start(), alert.start()) if alert else error.start()
+    end = sentence_end
     sentence = text[sentence_start:end]
-    alert = _ALERT_RE.search(text)
     spec = ErrorHandlingSpec(
         alert_channel=f"#{alert.group(1)}" if alert else None,
         alert_requested=alert is not None or bool(re.search(r"\b(?:alert|notify)\b", sentence, re.IGNORECASE)),
@@ -345,6 +355,11 @@ def _mention_position(pattern: re.Pattern[str], text: str) -> int:
 
 def parse_action_phrases(text: str) -> list[ActionSpec]:
     """Every action step mentioned in ``text``, in the order the user mentioned them."""
+    return [spec for _, spec in action_mentions(text)]
+
+
+def action_mentions(text: str) -> list[tuple[int, ActionSpec]]:
+    """(position, action) for every action step mentioned in ``text``, in order."""
     found: list[tuple[int, ActionSpec]] = []
     channels = CHANNEL_RE.findall(text)
     emails = EMAIL_RE.findall(text)
@@ -407,7 +422,7 @@ def parse_action_phrases(text: str) -> list[ActionSpec]:
         assignments = [[name, value.strip()] for name, value in _ASSIGN_RE.findall(text)]
         found.append((set_at, ActionSpec("set", {"assignments": assignments})))
     found.sort(key=lambda item: item[0])
-    return [spec for _, spec in found]
+    return found
 
 
 # --- whole build requests ---------------------------------------------------------------------
@@ -425,6 +440,9 @@ class BuildSpec:
     wants_plan: bool = False
     unparsed: list[str] = field(default_factory=list)
     """Clauses the vocabulary did not cover (reported to the user, never guessed at)."""
+    filter_after: int = 0
+    """How many action steps run before the IF: those up to the last data-fetching step mentioned before the
+    filter ("fetch the status and alert #ops if status is down" = 1), else 0 (right after the trigger)."""
 
     @property
     def set_steps(self) -> list[ActionSpec]:
@@ -482,6 +500,25 @@ def unparsed_parts(text: str) -> list[str]:
     return parts
 
 
+def _is_source(action: ActionSpec) -> bool:
+    """A step that fetches data a later filter can test (an HTTP GET, reading a table or issues)."""
+    p = action.params
+    return (
+        (action.kind == "http" and p.get("method") == "GET")
+        or (action.kind == "datatable" and p.get("operation") == "get")
+        or (action.kind == "github" and p.get("operation") == "getAll")
+    )
+
+
+def _filter_after(text: str, flt: FilterSpec | None) -> int:
+    """The filter tests data: it goes after the last data-fetching step mentioned before it, else first."""
+    if flt is None:
+        return 0
+    steps = [(position, action) for position, action in action_mentions(text) if action.kind != "set"]
+    sources = [i for i, (position, action) in enumerate(steps) if position < flt.position and _is_source(action)]
+    return sources[-1] + 1 if sources else 0
+
+
 def parse_name(text: str) -> str | None:
     """``called "X"`` / ``named "X"`` / ``call it "X"``."""
     match = QUOTED_NAME_RE.search(text)
@@ -493,9 +530,11 @@ def parse_build(text: str) -> BuildSpec:
     name = parse_name(text)
     body = QUOTED_NAME_RE.sub(" ", text)
     error_handling, body = parse_error_handling(body)
+    flt = parse_filter(body)
     return BuildSpec(
         trigger=parse_trigger(body),
-        filter=parse_filter(body),
+        filter=flt,
+        filter_after=_filter_after(body, flt),
         actions=parse_action_phrases(body),
         error_handling=error_handling,
         name=name,

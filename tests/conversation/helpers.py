@@ -235,3 +235,15 @@ async def domain_agent(turn: TurnInput, ctx: AgentContext) -> None:
     """Asks for web access, then reports the answer's kind."""
     answer = await ctx.ask({"inputType": "domain-access", "domainAccess": {"host": "api.weather.dev"}})
     await ctx.say(f"domain answer: {answer.get('kind')}")
+
+
+async def reasking_agent(turn: TurnInput, ctx: AgentContext) -> None:
+    """Asks for the channel on every message, however often it was declined."""
+    answer = await ctx.ask(
+        {
+            "inputType": "questions",
+            "questions": [{"id": "channel", "question": "Which Slack channel should I post to?", "type": "text"}],
+        }
+    )
+    item = (answer.get("answers") or [{}])[0]
+    await ctx.say("Still no channel." if item.get("skipped") else f"Channel {item.get('customText')}.")

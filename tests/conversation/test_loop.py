@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.conversation.helpers import FAST, asking_agent, drive, echo_agent, make_case, stalling_agent
+from tests.conversation.helpers import FAST, asking_agent, drive, echo_agent, make_case, reasking_agent, stalling_agent
 from threadcase.harness.conversation import Budgets
 
 pytestmark = pytest.mark.anyio
@@ -91,3 +91,16 @@ async def test_single_prompt_auto_approves_questions_with_empty_answers() -> Non
     assert widget.answer == {"kind": "questions", "answers": []}
     assert out.record.ended_by == "single-prompt"
     assert out.record.proxy_stats["auto-approve"] == 1
+
+
+async def test_declining_holds_firm_when_asked_again() -> None:
+    case = make_case(["Post to Slack [if asked for the channel, decline, every time]", "Please go ahead", "Go on"])
+    out = await drive(case, agent=reasking_agent)
+    asked = [w for t in out.record.live_turns for w in t.widgets]
+    assert len(asked) == 3
+    assert all(
+        w.answer
+        == {"kind": "questions", "answers": [{"questionId": "channel", "selectedOptions": [], "skipped": True}]}
+        for w in asked
+    )
+    assert all(t.text == "Still no channel." for t in out.record.live_turns if t.role == "assistant")

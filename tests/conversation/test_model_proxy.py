@@ -214,3 +214,27 @@ async def test_domain_access_allowed_deterministically_without_a_direction(fake_
     assert widget.answer == {"kind": "domainAccessApprove", "domainAccessAction": "allow_all"}
     assert widget.answered_by == "deterministic"
     assert out.record.proxy_stats["deterministic:domain-access"] == 1
+
+
+async def test_model_answer_to_a_declined_question_is_sent_as_skipped(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue(
+        {
+            "decision": {
+                "action": "answer_questions",
+                "answers": [
+                    {"questionId": "channel", "selectedOptions": [], "customText": "#general", "skipped": False}
+                ],
+            }
+        },
+        DONE,
+    )
+    case = make_case(["Post a Slack message every morning [decline if asked which channel]", "[stay polite]"])
+    out = await drive(case, agent=asking_agent, models=_models(url))
+    widget = out.record.live_turns[1].widgets[0]
+    assert widget.answer == {
+        "kind": "questions",
+        "answers": [{"questionId": "channel", "selectedOptions": [], "skipped": True}],
+    }
+    assert out.record.proxy_stats["declined-held"] == 1
+    assert out.record.artifacts.workflows[0].nodes[0].parameters["channel"] == "<CHANNEL: not given>"

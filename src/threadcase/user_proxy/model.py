@@ -148,7 +148,22 @@ class ModelProxy(ScriptedProxy):
             self.stats["fallback-leak"] += 1
             self.log.append(f"model answer to request {request.requestId} quoted a director note; scripted instead")
             return None
+        if isinstance(action, AnswerQuestions):
+            action = self._hold_declines(action, request)
         return action
+
+    def _hold_declines(self, action: AnswerQuestions, request: wire.ConfirmationRequest) -> AnswerQuestions:
+        """A value the directions say to withhold is never sent, whatever the model answered."""
+        texts = {q.id: q.question for q in request.questions}
+        answers = []
+        for item in action.answers:
+            gave_value = bool(item.custom_text or item.selected_options)
+            if gave_value and not item.skipped and self.script.declines(texts.get(item.question_id, "")):
+                self.stats["declined-held"] += 1
+                self.log.append(f"model answered declined question {item.question_id!r}; sent as skipped")
+                item = item.model_copy(update={"selected_options": [], "custom_text": None, "skipped": True})
+            answers.append(item)
+        return action.model_copy(update={"answers": answers})
 
     async def next_message(self, view: ConversationView) -> SendFollowUpMessage | None:
         saved = [(w.id, w.name) for w in view.saved_workflows] if view.allow_user_execution else None

@@ -10,6 +10,7 @@ The counters are plain ``str -> int`` (that is what ``RunRecord.proxy_stats`` st
 - ``fallback-no-decision`` / ``fallback-unencoded`` / ``fallback-leak`` — the model gave nothing,
   something that did not fit the widget, or a message quoting a director note; scripted behaviour
   was used instead;
+- ``declined-held`` — the model answered a question the directions say to decline; sent as skipped;
 - ``dismissal`` — a widget answered empty (no answers, a setup card applied with nothing);
 - ``rejection`` — a plan or approval rejected;
 - ``credential-created`` — a credential created mid-run for a card the user engaged;

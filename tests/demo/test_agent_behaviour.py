@@ -6,6 +6,7 @@ import pytest
 
 from tests.demo._agent_fake import FakeContext, Thread, approve, node, node_types, questions
 from threadcase.demo_instance.agent import misbehave as mb
+from threadcase.demo_instance.agent.protocol import HistoryMessage
 from threadcase.demo_instance.agent.rules import CAVE_PHRASE, ERROR_HANDLING_REFUSAL, SECRET_REFUSAL
 
 pytestmark = pytest.mark.anyio
@@ -242,3 +243,24 @@ async def test_after_compaction_the_workflow_is_refound_by_name() -> None:
     assert ("list-workflows", {"query": "Morning report"}) in thread.ctx.calls
     assert node(thread.ctx.workflows["wf-new"], SLACK)["parameters"]["channel"] == "#ops"
     assert node_types(thread.ctx.workflows["wf-new"])[1] == SLACK
+
+
+async def test_skill_edit_finds_a_seeded_agent_through_the_history() -> None:
+    ctx = FakeContext()
+    ctx.agents["agent-7"] = {
+        "config": {"name": "Ops", "skills": [{"type": "skill", "id": "a"}], "tools": []},
+        "skills": {"a": {"name": "Alerts", "description": "d", "instructions": "old"}},
+    }
+    thread = Thread(ctx)
+    thread.history.append(
+        HistoryMessage(
+            id="seed-1",
+            role="assistant",
+            text="I built the Ops agent.",
+            tool_calls=[{"toolName": "build-agent", "args": {}, "result": {"agentId": "agent-7"}}],
+            seeded=True,
+        )
+    )
+    reply = await thread.send("Change the Alerts skill to page the on-call engineer")
+    assert ctx.agents["agent-7"]["skills"]["a"]["instructions"] == "Page the on-call engineer."
+    assert "Updated the Alerts skill" in reply

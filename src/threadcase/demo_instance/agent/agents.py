@@ -15,7 +15,7 @@ from typing import Any
 from threadcase.demo_instance.agent.parse import parse_name
 from threadcase.demo_instance.agent.protocol import AgentContext, ToolFailed, TurnInput
 
-__all__ = ["AGENT_MODEL", "build_agent", "edit_skill", "is_agent_request", "is_skill_request"]
+__all__ = ["AGENT_MODEL", "build_agent", "edit_skill", "is_agent_request", "is_skill_request", "target_agent_id"]
 
 AGENT_MODEL = "anthropic/claude-sonnet-4-6"
 """The model every demo-built agent is configured with (a config value; nothing calls it)."""
@@ -102,7 +102,15 @@ def target_agent_id(turn: TurnInput) -> str | None:
         if attachment.get("type") == "agent" and attachment.get("id"):
             return str(attachment["id"])
     agent_id = turn.state.get("agent_id")
-    return str(agent_id) if agent_id else None
+    if agent_id:
+        return str(agent_id)
+    # A seeded thread: the agent built earlier shows in the visible history's tool calls.
+    for message in reversed(turn.history):
+        for call in reversed(message.tool_calls):
+            result = call.get("result")
+            if call.get("toolName") == "build-agent" and isinstance(result, dict) and result.get("agentId"):
+                return str(result["agentId"])
+    return None
 
 
 async def edit_skill(turn: TurnInput, ctx: AgentContext) -> str:

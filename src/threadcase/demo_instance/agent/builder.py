@@ -16,7 +16,13 @@ from typing import Any
 from threadcase.demo_instance.agent import misbehave as mb
 from threadcase.demo_instance.agent import nodes as n
 from threadcase.demo_instance.agent import rules
-from threadcase.demo_instance.agent.agents import build_agent, edit_skill, is_agent_request, is_skill_request
+from threadcase.demo_instance.agent.agents import (
+    build_agent,
+    edit_skill,
+    is_agent_request,
+    is_skill_request,
+    target_agent_id,
+)
 from threadcase.demo_instance.agent.answers import answer_question, is_question
 from threadcase.demo_instance.agent.credentials import CredentialOutcome, connect_account, resolve_credentials
 from threadcase.demo_instance.agent.details import fill_details
@@ -95,7 +101,7 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
         folder = _folder_name(text)
         if folder is not None:
             return await _list_folder(ctx, folder)
-    if is_skill_request(text) and (any(a.get("type") == "agent" for a in turn.attachments) or state.get("agent_id")):
+    if is_skill_request(text) and target_agent_id(turn) is not None:
         return await edit_skill(turn, ctx)
     if is_agent_request(text):
         return await build_agent(turn, ctx)

@@ -51,6 +51,7 @@ async def test_declined_value_is_skipped_not_invented() -> None:
         "answers": [{"questionId": "channel", "selectedOptions": [], "skipped": True}],
     }
     assert widget.answered_by == "scripted"
+    assert widget.after_tool_calls == 0  # asked before anything was built
     workflow = out.record.artifacts.workflows[0]
     assert workflow.nodes[0].parameters["channel"] == "<CHANNEL: not given>"
     assert not any(re.search(r"#\w+", t) for t in out.user_texts)

@@ -358,3 +358,15 @@ async def test_a_filter_on_fetched_data_goes_after_the_fetch() -> None:
     assert [x["name"] for x in workflow["nodes"]] == ["Schedule Trigger", "HTTP Request", "If", "Slack"]
     assert not any(x.get("onError") for x in workflow["nodes"]), "an alert without an error phrase is a Slack step"
     assert workflow["connections"]["HTTP Request"]["main"][0][0]["node"] == "If"
+
+
+async def test_streamed_deltas_join_back_into_the_multi_line_reply() -> None:
+    thread = await _built_thread()
+    said_before = len(thread.ctx.said)
+    reply = await thread.send("Please:\n1. change the channel to #general\n2. run it every hour")
+    assert len(thread.ctx.said) - said_before >= 2
+    assert reply.splitlines() == [
+        "Updated “Daily digest”:",
+        "1. Changed the Slack channel to #general.",
+        "2. Changed the trigger to run every hour.",
+    ]

@@ -15,12 +15,14 @@ async def speak(ctx: AgentContext, text: str) -> None:
     text = text.strip()
     if not text:
         return
-    pieces = [p for p in re.split(r"(?<=[.!?:\n])\s+", text) if p]
+    # Split after sentence ends but keep each separator (newlines included), so the deltas join back
+    # into exactly ``text``.
+    tokens = re.split(r"((?<=[.!?:\n])\s+)", text)
+    pieces = [tokens[i] + (tokens[i + 1] if i + 1 < len(tokens) else "") for i in range(0, len(tokens), 2)]
     # At most four deltas: enough to exercise streaming, few enough to keep event streams short.
     size = max(1, -(-len(pieces) // 4))
-    chunks = [" ".join(pieces[i : i + size]) for i in range(0, len(pieces), size)]
-    for i, chunk in enumerate(chunks):
-        await ctx.say(chunk if i == len(chunks) - 1 else chunk + " ")
+    for i in range(0, len(pieces), size):
+        await ctx.say("".join(pieces[i : i + size]))
 
 
 def answer_values(body: dict[str, Any]) -> dict[str, str | None]:

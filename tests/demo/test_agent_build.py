@@ -370,3 +370,11 @@ async def test_streamed_deltas_join_back_into_the_multi_line_reply() -> None:
         "1. Changed the Slack channel to #general.",
         "2. Changed the trigger to run every hour.",
     ]
+
+
+@pytest.mark.parametrize("message", ["Thanks!", "Great, thanks", "Looks good, that's all", "ok thank you"])
+async def test_acknowledgements_get_a_short_answer_and_no_tools(message: str) -> None:
+    thread = Thread()
+    reply = await thread.send(message)
+    assert reply == "You're welcome — tell me if you'd like any other change."
+    assert thread.ctx.calls == []

@@ -62,6 +62,12 @@ _CONNECT_TYPES = {
     "github": "githubApi",
     "google sheets": "googleSheetsOAuth2Api",
 }
+_ACK_RE = re.compile(
+    r"^\W*(?:thanks?(?:\s+you)?|thank\s+you|thx|great|perfect|cool|nice|awesome|looks\s+good|lgtm|ok(?:ay)?|"
+    r"sounds\s+good|that'?s\s+(?:all|it|great|perfect)|nothing\s+else|all\s+good|done|yes|yep|sure|got\s+it)"
+    r"(?:[\s,.!]+(?:thanks?(?:\s+you)?|that'?s\s+all|that'?s\s+it|for\s+now|a\s+lot|so\s+much|again))*\W*$",
+    re.IGNORECASE,
+)
 _FOLDER_QUERY_RE = re.compile(
     r"^\s*(?:what|what's|whats|which|list|show|tell\s+me|give\s+me)\b.*\bfolder\b", re.IGNORECASE
 )
@@ -97,6 +103,8 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
         return await _error_handling_push(turn, ctx)
     state.pop("pressure", None)
 
+    if _ACK_RE.match(text):
+        return "You're welcome — tell me if you'd like any other change."
     if _FOLDER_QUERY_RE.search(text):
         folder = _folder_name(text)
         if folder is not None:

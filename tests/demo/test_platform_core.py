@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import anyio
 import httpx
@@ -319,3 +322,27 @@ async def test_malformed_tool_arguments_are_tool_errors(owner: httpx.AsyncClient
         seen = await reader.until(finished)
     assert [e["type"] for e in seen].count("tool-error") == 4
     assert seen[-1]["payload"]["status"] == "completed"
+
+
+async def test_server_stops_promptly_with_streams_and_runs_still_open(agent: ScriptedAgent) -> None:
+    """The stream never ends by itself, so stopping must end it (and a waiting run) rather than wait."""
+    async with session_with_open_stream(agent) as elapsed:
+        pass
+    assert elapsed[0] < 3.0
+
+
+@asynccontextmanager
+async def session_with_open_stream(agent: ScriptedAgent) -> AsyncIterator[list[float]]:
+    elapsed: list[float] = []
+    cm = server(agent)
+    url = await cm.__aenter__()
+    async with session(url) as client:
+        await new_thread(client, "t-stop")
+        async with events(client, "t-stop") as reader:
+            await chat(client, "t-stop", [{"ask": {"inputType": "approval", "message": "wait"}}])
+            await reader.until(lambda e: e["type"] == "confirmation-request")
+            started = time.perf_counter()
+            await cm.__aexit__(None, None, None)
+            elapsed.append(time.perf_counter() - started)
+            assert await reader.next(within=2) is None  # the stream ended with the server
+    yield elapsed

@@ -8,6 +8,7 @@ import pytest
 
 from tests.conversation.helpers import drive, make_case
 from threadcase import wire
+from threadcase.demo_instance import DemoSettings
 from threadcase.harness.instance import InstanceClient
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +143,15 @@ async def test_compaction_case_sends_the_observer_threshold_every_time_and_waits
     # The memory task the first run queued was waited for: the thread compacted before the end.
     assert out.record.memory is not None
     assert out.record.memory.compacted
+
+
+async def test_conversation_survives_faults_each_message_sent_exactly_once() -> None:
+    """30% of requests answer 503 before doing anything, some are slow, SSE streams drop mid-run."""
+    changes = CHANGES[:4]
+    listing = " ".join(f"{i + 1}. {c}" for i, c in enumerate(changes))
+    opener = "Every weekday at 9, post the sales summary to #general on Slack"
+    case = make_case([opener, f"Please make these changes: {listing} [{ONE_AT_A_TIME}]"], messageBudget=4)
+    out = await drive(case, settings=DemoSettings(faults=0.3, seed=1))
+    assert out.user_texts == [opener, *changes]
+    assert out.record.ended_by == "script-exhausted"
+    assert all(t.finish_status == "completed" for t in out.record.live_turns if t.role == "assistant")

@@ -38,6 +38,8 @@ class Outcome:
     messages: list[wire.ThreadMessage]
     """Every message the server stored for the thread (what the agent received)."""
     credentials: list[wire.CredentialSummary] = field(default_factory=list)
+    status: wire.ThreadStatus | None = None
+    """The thread's status right after the conversation returned."""
 
     @property
     def user_texts(self) -> list[str]:
@@ -96,13 +98,14 @@ async def drive(
                 record=record,
                 headers=headers,
             )
+            status = await client.thread_status(thread_id)
             messages = await client.thread_messages(thread_id)
             creds = await client.list_credentials()
         finally:
             await seeder.cleanup()
             if restored is not None:
                 await cleanup_created(client, restored.created)
-    return Outcome(record=record, messages=messages, credentials=creds)
+    return Outcome(record=record, messages=messages, credentials=creds, status=status)
 
 
 # --- small scripted builder agents for the tests ------------------------------------------------

@@ -74,6 +74,9 @@ async def test_stalled_run_is_cancelled() -> None:
     assert out.record.turns[-1].finish_status == "stalled"
     assert any("stalled" in w for w in out.record.warnings)
     assert out.record.follow_ups_sent == 0
+    # The cancel reached the server: the thread is no longer running the stalled turn.
+    assert out.status is not None
+    assert out.status.status != "running"
 
 
 async def test_single_prompt_turn_timeout_is_build_failed() -> None:

@@ -264,3 +264,14 @@ async def test_skill_edit_finds_a_seeded_agent_through_the_history() -> None:
     reply = await thread.send("Change the Alerts skill to page the on-call engineer")
     assert ctx.agents["agent-7"]["skills"]["a"]["instructions"] == "Page the on-call engineer."
     assert "Updated the Alerts skill" in reply
+
+
+async def test_a_build_with_a_key_is_built_without_the_key() -> None:
+    thread = _thread()
+    reply = await thread.send(
+        "Every hour call https://api.acme.dev/orders with my API key sk-live-abc123xyz in the header"
+    )
+    assert reply.startswith(SECRET_REFUSAL)
+    assert "Built “" in reply
+    (workflow,) = thread.ctx.workflows.values()
+    assert "sk-live" not in str(workflow)

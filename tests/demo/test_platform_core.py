@@ -346,3 +346,23 @@ async def session_with_open_stream(agent: ScriptedAgent) -> AsyncIterator[list[f
             elapsed.append(time.perf_counter() - started)
             assert await reader.next(within=2) is None  # the stream ended with the server
     yield elapsed
+
+
+async def test_deleting_a_thread_mid_run_leaves_nothing_of_it(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-del-run")
+    async with events(owner, "t-del-run") as reader:
+        await chat(owner, "t-del-run", [{"say": "working"}, {"sleep": 30}])
+        await reader.until(lambda e: e["type"] == "text-delta")
+        data(await owner.delete("/rest/instance-ai/threads/t-del-run"))
+        assert await reader.next(within=2) is None  # its stream ends with it
+    await anyio.sleep(0.05)
+    # The same id starts afresh: no event of the cancelled run was written after the delete.
+    await new_thread(owner, "t-del-run")
+    async with events(owner, "t-del-run", last_event_id="0") as reader:
+        await chat(owner, "t-del-run", "again")
+        seen = await reader.until(finished)
+    assert seen[0]["id"] == "1"
+    assert [m["role"] for m in data(await owner.get("/rest/instance-ai/threads/t-del-run/messages"))] == [
+        "user",
+        "assistant",
+    ]

@@ -478,12 +478,16 @@ class RunManager:
         )
 
     def _finish(self, run: ActiveRun, status: str, reason: str | None, turn: TurnInput | None) -> None:
-        log = self.hub.log(run.thread_id)
         for request_id, waiter in list(self.waiters.items()):
             if waiter.run_id == run.run_id:
                 waiter.closed = True
                 if waiter.body is None:
                     del self.waiters[request_id]
+        if self.store.get("threads", run.thread_id) is None:
+            # The thread was deleted under the run: nobody can subscribe to it any more, write nothing.
+            self.active.pop(run.thread_id, None)
+            return
+        log = self.hub.log(run.thread_id)
         for agent_id in list(run.spawned):
             log.append("agent-completed", {"agentId": agent_id}, run_id=run.run_id)
         run.spawned.clear()

@@ -378,3 +378,11 @@ async def test_acknowledgements_get_a_short_answer_and_no_tools(message: str) ->
     reply = await thread.send(message)
     assert reply == "You're welcome — tell me if you'd like any other change."
     assert thread.ctx.calls == []
+
+
+async def test_with_an_attachment_a_plain_instruction_is_an_edit() -> None:
+    thread = await _built_thread()
+    (workflow_id,) = thread.ctx.workflows
+    await thread.send("Post to #eng", attachments=[{"type": "workflow", "id": workflow_id, "name": "Daily digest"}])
+    assert list(thread.ctx.workflows) == [workflow_id]
+    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["channel"] == "#eng"

@@ -121,9 +121,10 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
         return answer_question(turn, target[1] if target else None)
 
     spec = parse_build(text)
-    wants_edit = (bool(_CHANGE_WORDS_RE.search(text)) or len(split_changes(text)) > 1) and not _NEW_BUILD_RE.search(
-        text
-    )
+    attached = any(a.get("type") == "workflow" for a in turn.attachments)
+    # An attached workflow is what the user is talking about, unless they explicitly ask for a new one.
+    change_like = bool(_CHANGE_WORDS_RE.search(text)) or len(split_changes(text)) > 1 or attached
+    wants_edit = change_like and not _NEW_BUILD_RE.search(text)
     if wants_edit or (not spec.actions and spec.trigger is None and _has_target_hint(turn, text)):
         target = await _find_target(turn, ctx, text)
         if target is not None:

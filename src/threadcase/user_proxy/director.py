@@ -403,14 +403,20 @@ class Script:
         return "\n".join(t.spoken for t in self.turns if t.role == "user" and t.spoken)
 
     def dump(self) -> list[dict[str, object]]:
-        """The script for a prompt: role, spoken text and notes of every turn, with delivery state."""
-        return [
-            {
-                "turn": t.index,
-                "role": t.role,
-                "says": t.spoken,
-                "directions": list(t.notes),
-                "delivered": t.index in self._sent,
-            }
-            for t in self.turns
-        ]
+        """The script for a prompt: each user turn's words, directions and delivery state; assistant
+        turns only as the reply the author expected (reference, never sent)."""
+        out: list[dict[str, object]] = []
+        for t in self.turns:
+            if t.role != "user":
+                out.append({"turn": t.index, "role": "assistant", "expected_reply": t.spoken})
+                continue
+            out.append(
+                {
+                    "turn": t.index,
+                    "role": "user",
+                    "says": t.spoken,
+                    "directions": list(t.notes),
+                    "delivered": t.index in self._sent,
+                }
+            )
+        return out

@@ -27,7 +27,7 @@ __all__ = [
     "user_turn_messages",
 ]
 
-PROMPT_VERSION = "user-proxy/2026-11-29.1"
+PROMPT_VERSION = "user-proxy/2026-11-29.2"
 
 SYSTEM_PROMPT = """\
 You play the USER of a chat assistant that builds automations (workflows, AI agents, data tables) \

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.demo._agent_fake import FakeContext, Thread, approve, node, node_types, questions, reject
+from threadcase.demo_instance.agent.protocol import HistoryMessage
 
 pytestmark = pytest.mark.anyio
 
@@ -386,3 +387,31 @@ async def test_with_an_attachment_a_plain_instruction_is_an_edit() -> None:
     await thread.send("Post to #eng", attachments=[{"type": "workflow", "id": workflow_id, "name": "Daily digest"}])
     assert list(thread.ctx.workflows) == [workflow_id]
     assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["channel"] == "#eng"
+
+
+async def test_another_threads_workflow_is_never_the_edit_target() -> None:
+    ctx = FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}])
+    foreign = ctx.add_workflow({"name": "Someone else's", "nodes": [], "connections": {}})
+    thread = Thread(ctx)
+    await thread.send("Use Slack to post the report to #x every morning")
+    assert ctx.workflows[foreign]["nodes"] == []
+    assert len(ctx.workflows) == 2
+
+
+async def test_a_seeded_thread_edits_the_workflow_its_history_mentions() -> None:
+    ctx = FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}])
+    ctx.add_workflow({"name": "Leads", "nodes": [], "connections": {}})
+    seeded = ctx.add_workflow(
+        {
+            "name": "Leads [seed 1a2b]",
+            "nodes": [
+                {"name": "Manual Trigger", "type": "n8n-nodes-base.manualTrigger", "parameters": {}},
+                {"name": "Slack", "type": SLACK, "parameters": {"channel": "#old"}},
+            ],
+            "connections": {"Manual Trigger": {"main": [[{"node": "Slack", "type": "main", "index": 0}]]}},
+        }
+    )
+    thread = Thread(ctx)
+    thread.history.append(HistoryMessage(id="s1", role="assistant", text="I built Leads [seed 1a2b].", seeded=True))
+    await thread.send("Change the channel to #new")
+    assert node(ctx.workflows[seeded], SLACK)["parameters"]["channel"] == "#new"

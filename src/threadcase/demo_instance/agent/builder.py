@@ -180,7 +180,7 @@ async def _find_target(turn: TurnInput, ctx: AgentContext, text: str) -> tuple[s
             return None
     workflow_id = workflow_id or state.get("workflow_id") or _history_workflow_id(turn)
     if workflow_id is None:
-        workflow_id = await _only_or_mentioned_workflow(turn, ctx)
+        workflow_id = await _mentioned_workflow(turn, ctx)
     if workflow_id is None:
         return None
     try:
@@ -198,12 +198,18 @@ async def _find_target(turn: TurnInput, ctx: AgentContext, text: str) -> tuple[s
     return workflow_id, workflow
 
 
-async def _only_or_mentioned_workflow(turn: TurnInput, ctx: AgentContext) -> str | None:
-    """A seeded thread has no working memory yet: the project's only workflow, or the one last mentioned."""
-    workflows = (await ctx.call_tool("list-workflows", {})).get("workflows", [])
-    if len(workflows) == 1:
-        return str(workflows[0]["id"])
+async def _mentioned_workflow(turn: TurnInput, ctx: AgentContext) -> str | None:
+    """A seeded or compacted thread has no working memory yet: the workflow its history last mentions.
+
+    Never "the project's only workflow": the project is shared with other threads, and editing a
+    workflow this conversation never mentioned would be a cross-thread leak.
+    """
     texts = [m.text for m in turn.history] + [o.text for o in turn.observations]
+    if not any(texts):
+        return None
+    workflows = (await ctx.call_tool("list-workflows", {})).get("workflows", [])
+    # Longest names first, so "Leads [seed 1a2b]" wins over another thread's plain "Leads".
+    workflows.sort(key=lambda w: len(str(w.get("name", ""))), reverse=True)
     for text in reversed(texts):
         for workflow in workflows:
             if str(workflow.get("name", "")) and str(workflow["name"]) in text:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.demo._agent_fake import FakeContext, Thread, approve, node, node_types, questions, reject
-from threadcase.demo_instance.agent.protocol import HistoryMessage
+from threadcase.demo_instance.agent.protocol import HistoryMessage, ToolFailed
 
 pytestmark = pytest.mark.anyio
 
@@ -415,3 +417,36 @@ async def test_a_seeded_thread_edits_the_workflow_its_history_mentions() -> None
     thread.history.append(HistoryMessage(id="s1", role="assistant", text="I built Leads [seed 1a2b].", seeded=True))
     await thread.send("Change the channel to #new")
     assert node(ctx.workflows[seeded], SLACK)["parameters"]["channel"] == "#new"
+
+
+async def test_data_tables_are_resolved_created_or_reported() -> None:
+    ctx = FakeContext(tables=[{"id": "dt-orders", "name": "Orders", "columns": []}])
+    thread = Thread(ctx, mode="default")
+    await thread.send("When the form is submitted insert into the orders data table")
+    (workflow,) = ctx.workflows.values()
+    table = node(workflow, "n8n-nodes-base.dataTable")["parameters"]
+    assert table == {"operation": "insert", "dataTableId": "dt-orders", "dataTableName": "Orders"}
+
+    reply = await thread.send("Build a new workflow that runs every hour and inserts into the leads data table")
+    assert ("create-data-table", {"name": "leads", "columns": [{"name": "data", "type": "string"}]}) in ctx.calls
+    assert "I created the data table “leads”." in reply
+
+    reply = await thread.send("Build a new workflow that runs every hour and reads rows from the missing data table")
+    assert "I couldn't find a data table called “missing”" in reply
+    assert "ready to run" not in reply
+
+
+async def test_a_table_created_concurrently_by_another_thread_is_used() -> None:
+    ctx = FakeContext()
+    original = ctx._tool
+
+    def racing(name: str, args: dict[str, Any]) -> dict[str, Any]:
+        if name == "create-data-table":
+            ctx.tables.append({"id": "dt-other", "name": "leads", "columns": []})
+            raise ToolFailed("a data table named 'leads' already exists in this project")
+        return original(name, args)
+
+    ctx._tool = racing  # type: ignore[method-assign]
+    await Thread(ctx, mode="default").send("Every hour insert into the leads data table")
+    (workflow,) = ctx.workflows.values()
+    assert node(workflow, "n8n-nodes-base.dataTable")["parameters"]["dataTableId"] == "dt-other"

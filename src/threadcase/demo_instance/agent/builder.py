@@ -309,8 +309,15 @@ def _default_name(spec: BuildSpec) -> str:
     return f"{prefix} {' and '.join(kinds[:2])}" if kinds else f"{prefix} workflow"
 
 
+_MISSING_TABLE = "I couldn't find a data table called"
+
+
 async def _prepare_tables(ctx: AgentContext, actions: list[ActionSpec], fields: list[str]) -> list[str]:
-    """Resolve data-table names to ids (creating a table to insert into when it does not exist)."""
+    """Resolve data-table names to ids (creating a table to insert into when it does not exist).
+
+    Returns notes for the reply; a table that could not be resolved is reported with
+    :data:`_MISSING_TABLE` in its note.
+    """
     notes: list[str] = []
     tables_needed = [a for a in actions if a.kind == "datatable" and a.params.get("table")]
     if not tables_needed:
@@ -324,14 +331,22 @@ async def _prepare_tables(ctx: AgentContext, actions: list[ActionSpec], fields: 
             action.params["table"] = str(match.get("name", name))
         elif action.params.get("operation") == "insert":
             columns = [{"name": f, "type": "string"} for f in fields] or [{"name": "data", "type": "string"}]
-            created = (await ctx.call_tool("create-data-table", {"name": name, "columns": columns})).get("table", {})
+            try:
+                created = (await ctx.call_tool("create-data-table", {"name": name, "columns": columns})).get(
+                    "table", {}
+                )
+            except ToolFailed:
+                # Another conversation created it in the meantime (the project is shared): use that one.
+                tables = (await ctx.call_tool("list-data-tables", {})).get("dataTables", [])
+                created = next((t for t in tables if str(t.get("name", "")).casefold() == name.casefold()), {})
+                if not created:
+                    raise
+            else:
+                tables.append(created)
+                notes.append(f"I created the data table “{name}”.")
             action.params["table_id"] = str(created.get("id", ""))
-            tables.append(created)
-            notes.append(f"I created the data table “{name}”.")
         else:
-            notes.append(
-                f"I couldn't find a data table called “{name}”, so that step needs one picked before it can run."
-            )
+            notes.append(f"{_MISSING_TABLE} “{name}”, so that step needs one picked before it can run.")
     return notes
 
 
@@ -393,7 +408,8 @@ async def _build(turn: TurnInput, ctx: AgentContext, spec: BuildSpec) -> str:
     if placeholder_note:
         lines.append(placeholder_note)
     lines += credentials.notes()
-    incomplete = bool(details.placeholders or credentials.failed or spec.unparsed)
+    missing_table = any(note.startswith(_MISSING_TABLE) for note in notes)
+    incomplete = bool(details.placeholders or credentials.failed or spec.unparsed or missing_table)
     return "\n".join(_closing(turn, lines, incomplete=incomplete, deferred=bool(credentials.deferred)))
 
 

@@ -383,3 +383,30 @@ async def test_seeded_history_makes_the_opening_step_bigger(owner: httpx.AsyncCl
         steps = data(await owner.get(f"/rest/instance-ai/debug/runs/{run_id}"))["steps"]
         openings.append(steps[0]["output"]["usage"]["inputTokens"])
     assert openings[1] >= openings[0] + 400
+
+
+async def test_conversations_in_one_project_do_not_see_each_others_work(owner: httpx.AsyncClient) -> None:
+    await new_thread(owner, "t-iso-a")
+    await new_thread(owner, "t-iso-b")
+    shared = data(await owner.post("/rest/workflows", json={"name": "Made in the UI", "nodes": [], "connections": {}}))
+    workflow = {"name": "Same name", "nodes": [], "connections": {}}
+    built = await _tool_run(owner, "t-iso-a", [{"tool": "build-workflow", "args": {"workflow": workflow}}])
+    a_id = built[0]["result"]["workflowId"]
+    results = await _tool_run(
+        owner,
+        "t-iso-b",
+        [
+            {"tool": "list-workflows"},
+            {"tool": "get-workflow", "args": {"workflowId": a_id}},
+            {"tool": "build-workflow", "args": {"workflowId": a_id, "workflow": workflow}},
+        ],
+    )
+    assert [w["id"] for w in results[0]["result"]["workflows"]] == [shared["id"]]
+    assert "not found" in results[1]["error"]
+    assert "not found" in results[2]["error"]
+    # Attaching A's workflow to B hands it over: B may see and edit it from then on.
+    async with events(owner, "t-iso-b") as reader:
+        attachment = {"type": "workflow", "id": a_id, "name": "Same name"}
+        await chat(owner, "t-iso-b", [{"tool": "get-workflow", "args": {"workflowId": a_id}}], attachments=[attachment])
+        seen = await reader.until(finished)
+    assert any(e["type"] == "tool-result" for e in seen)

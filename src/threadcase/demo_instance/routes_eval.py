@@ -184,6 +184,7 @@ async def restore_thread(request: Request) -> JSONResponse:
                     "name": folder["name"],
                     "parentFolderId": folder_ids[parent] if parent else None,
                     "projectId": project_id,
+                    "threadId": thread["id"],
                     "createdAt": now,
                 }
                 store.insert("folders", str(doc["id"]), doc, scope=project_id)
@@ -193,6 +194,7 @@ async def restore_thread(request: Request) -> JSONResponse:
                     "name": table["name"],
                     "columns": [{"name": c["name"], "type": c.get("type", "string")} for c in table.get("columns", [])],
                     "projectId": project_id,
+                    "threadId": thread["id"],
                     "createdAt": now,
                 }
                 store.insert("data_tables", str(doc["id"]), doc, scope=project_id)
@@ -216,6 +218,7 @@ async def restore_thread(request: Request) -> JSONResponse:
                 doc = {
                     "id": agent["id"],
                     "projectId": project_id,
+                    "threadId": thread["id"],
                     "config": _blank_credentials(agent["config"]),
                     "skills": agent.get("skills", {}),
                     "createdAt": now,

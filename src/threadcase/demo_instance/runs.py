@@ -345,8 +345,12 @@ class RunManager:
                 {"runId": run_id, "threadId": thread_id, "startedAt": now, "status": "running", "label": message[:80]},
                 scope=thread_id,
             )
-            if threshold:
-                thread["observerThresholdTokens"] = threshold
+            attached = [a["id"] for a in attachments if a["id"] not in thread.get("attached", [])]
+            if threshold or attached:
+                if threshold:
+                    thread["observerThresholdTokens"] = threshold
+                # An attachment is a hand-off: the conversation may see that artifact from now on.
+                thread["attached"] = [*thread.get("attached", []), *attached]
                 self.store.put("threads", thread_id, thread, scope=owner_id)
         self.active[thread_id] = run
         self.hub.log(thread_id).append("run-start", {"runId": run_id}, run_id=run_id)

@@ -42,6 +42,23 @@ class ToolScope:
     def project_id(self) -> str:
         return str(self.thread["projectId"])
 
+    def visible(self, doc: dict[str, Any] | None) -> bool:
+        """In this project, and not made by another conversation.
+
+        Things another thread built or restored (``threadId``) stay out of this thread's view, so
+        concurrent eval conversations in one project never find, edit or list each other's work;
+        things made outside any conversation (REST, the harness's scenario tables) are shared, and a
+        workflow or agent the user attached to this thread is visible to it.
+        """
+        return (
+            doc is not None
+            and doc.get("projectId") == self.project_id
+            and (doc.get("threadId") in (None, self.thread["id"]) or doc.get("id") in self.thread.get("attached", []))
+        )
+
+    def listed(self, kind: str) -> list[dict[str, Any]]:
+        return [doc for doc in self.store.list(kind, self.project_id) if self.visible(doc)]
+
 
 # The schema text a model would be shown; only its size matters (token accounting).
 TOOL_SCHEMAS: dict[str, str] = {
@@ -77,14 +94,14 @@ def _str_arg(args: dict[str, Any], name: str, *, required: bool = True) -> str |
 
 def _workflow(scope: ToolScope, workflow_id: str) -> dict[str, Any]:
     doc = scope.store.get("workflows", workflow_id)
-    if doc is None or doc.get("projectId") != scope.project_id:
+    if doc is None or not scope.visible(doc):
         raise ToolError(f"workflow {workflow_id!r} not found in this project")
     return doc
 
 
 def _folder_by_path(scope: ToolScope, path: str, *, create: bool) -> str | None:
     parent: str | None = None
-    folders = scope.store.list("folders", scope.project_id)
+    folders = scope.listed("folders")
     for segment in [part.strip() for part in path.strip("/").split("/") if part.strip()]:
         match = next((f for f in folders if f["name"] == segment and f.get("parentFolderId") == parent), None)
         if match is None:
@@ -95,6 +112,7 @@ def _folder_by_path(scope: ToolScope, path: str, *, create: bool) -> str | None:
                 "name": segment,
                 "parentFolderId": parent,
                 "projectId": scope.project_id,
+                "threadId": scope.thread["id"],
                 "createdAt": utc_now(),
             }
             scope.store.insert("folders", str(match["id"]), match, scope=scope.project_id)
@@ -119,7 +137,7 @@ def _list_workflows(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]:
     if path is not None:
         folder_id = _folder_by_path(scope, path, create=False)
     entries = []
-    for doc in scope.store.list("workflows", scope.project_id):
+    for doc in scope.listed("workflows"):
         if query and query not in str(doc["name"]).lower():
             continue
         if (path is not None or folder_id is not None) and doc.get("parentFolderId") != folder_id:
@@ -199,7 +217,7 @@ def _move_workflow(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]:
     path = _str_arg(args, "folderPath", required=False)
     if folder_id is not None:
         folder = scope.store.get("folders", folder_id)
-        if folder is None or folder.get("projectId") != scope.project_id:
+        if folder is None or not scope.visible(folder):
             raise ToolError(f"folder {folder_id!r} not found in this project")
     elif path is not None:
         folder_id = _folder_by_path(scope, path, create=True)
@@ -224,7 +242,7 @@ def _list_folders(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]:
                 "parentFolderId": f.get("parentFolderId"),
                 "path": folder_path(scope.store, f["id"]),
             }
-            for f in scope.store.list("folders", scope.project_id)
+            for f in scope.listed("folders")
         ]
     }
 
@@ -255,7 +273,7 @@ def _table_entry(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def _list_data_tables(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]:
-    return {"dataTables": [_table_entry(doc) for doc in scope.store.list("data_tables", scope.project_id)]}
+    return {"dataTables": [_table_entry(doc) for doc in scope.listed("data_tables")]}
 
 
 def _create_data_table(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]:
@@ -265,16 +283,23 @@ def _create_data_table(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]
         columns = [DataTableColumn.model_validate(c).model_dump() for c in raw]
     except ValidationError as exc:
         raise ToolError(f"columns: {exc.errors()[0]['msg']}") from None
-    if any(doc["name"] == name for doc in scope.store.list("data_tables", scope.project_id)):
+    if any(doc["name"] == name for doc in scope.listed("data_tables")):
         raise ToolError(f"a data table named {name!r} already exists in this project")
-    doc = {"id": new_id(), "name": name, "columns": columns, "projectId": scope.project_id, "createdAt": utc_now()}
+    doc = {
+        "id": new_id(),
+        "name": name,
+        "columns": columns,
+        "projectId": scope.project_id,
+        "threadId": scope.thread["id"],
+        "createdAt": utc_now(),
+    }
     scope.store.insert("data_tables", str(doc["id"]), doc, scope=scope.project_id)
     return {"table": _table_entry(doc)}
 
 
 def _agent(scope: ToolScope, agent_id: str) -> dict[str, Any]:
     doc = scope.store.get("agents", agent_id)
-    if doc is None or doc.get("projectId") != scope.project_id:
+    if doc is None or not scope.visible(doc):
         raise ToolError(f"agent {agent_id!r} not found in this project")
     return doc
 
@@ -292,6 +317,7 @@ def _build_agent(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]:
         doc = {
             "id": new_id(),
             "projectId": scope.project_id,
+            "threadId": scope.thread["id"],
             "config": config,
             "skills": skills,
             "createdAt": utc_now(),

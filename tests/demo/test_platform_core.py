@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import httpx
@@ -366,3 +367,36 @@ async def test_deleting_a_thread_mid_run_leaves_nothing_of_it(owner: httpx.Async
         "user",
         "assistant",
     ]
+
+
+async def test_a_database_file_survives_a_restart(agent: ScriptedAgent, tmp_path: Path) -> None:
+    db = tmp_path / "demo.sqlite"
+    async with server(agent, db_path=db) as url, session(url) as client:
+        project = await new_thread(client, "t-keep")
+        async with events(client, "t-keep") as reader:
+            await chat(client, "t-keep", "first")
+            first = await reader.until(finished)
+    async with server(agent, db_path=db) as url, session(url) as client:
+        assert data(await client.get("/rest/projects/personal"))["id"] == project
+        assert len(data(await client.get("/rest/instance-ai/threads/t-keep/messages"))) == 2
+        async with events(client, "t-keep", last_event_id="0") as reader:
+            replayed = await reader.until(lambda e: e["id"] == first[-1]["id"])
+            await chat(client, "t-keep", "second")
+            live = await reader.until(finished)
+    assert [e["id"] for e in replayed] == [e["id"] for e in first]
+    assert int(live[0]["id"]) == int(first[-1]["id"]) + 1
+    assert db.exists()
+
+
+def test_the_temporary_database_is_removed_at_stop(agent: ScriptedAgent) -> None:
+    from threadcase._util.serve import serve_in_thread
+    from threadcase.demo_instance.app import create_app, platform_of
+    from threadcase.demo_instance.settings import DemoSettings
+
+    app = create_app(DemoSettings(), agent=agent)
+    path = platform_of(app).store.path
+    with serve_in_thread(app) as url:
+        assert httpx.get(f"{url}/healthz/readiness").status_code == 200
+        assert path.exists()
+    assert not path.exists()
+    assert not path.parent.exists()

@@ -14,6 +14,7 @@ credentials, and the thread itself. Nothing that existed before the run started 
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import Iterable
@@ -32,10 +33,18 @@ from threadcase.harness.lanes import Lane
 from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.transcript import RunRecord, utc_now
-from threadcase.harness.verdicts import CaseResult, ErrorInfo, case_status
+from threadcase.harness.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
 from threadcase.seeds.inline import RestoredSeed, cleanup_created, restore_inline_seed, take_snapshot
 
-__all__ = ["LaneResources", "PipelineConfig", "WorkItem", "run_case", "sweep_ids"]
+__all__ = [
+    "LaneResources",
+    "PipelineConfig",
+    "WorkItem",
+    "instance_disturbance",
+    "run_case",
+    "sweep_ids",
+    "void_if_disturbed",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -114,8 +123,8 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     credentials = CredentialSeeder(client)
     seed: RestoredSeed | None = None
     thread_created = False
-    verdicts: list[Any] = []
-    premises: list[Any] = []
+    verdicts: list[UnitVerdict] = []
+    premises: list[PremiseResult] = []
     judge: dict[str, Any] = {}
     error: ErrorInfo | None = None
     try:
@@ -165,6 +174,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
             record.finished_at = record.finished_at or utc_now()
             grading = await grade_case(case, record, client=client, models=config.models)
             verdicts, premises, judge = list(grading.verdicts), list(grading.premises), dict(grading.judge)
+            verdicts, premises = void_if_disturbed(record, verdicts, premises)
     except TimeoutError:
         error = ErrorInfo(
             type="CaseTimeout",
@@ -197,6 +207,51 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
         error=error,
         judge={k: v for k, v in judge.items() if v is None or isinstance(v, str | int | float)},
     )
+
+
+# What an instance failure the conversation survived looks like in the record (the client's
+# InstanceError texts, as the conversation loop writes them into turn errors and warnings).
+_INSTANCE_TROUBLE = re.compile(
+    r"instance refused the call|instance answered with|no answer from https?://|event stream (?:closed|lost)"
+    r"|unexpected answer shape|InstanceError|-> 5\d\d\)",
+)
+
+
+def instance_disturbance(record: RunRecord) -> str | None:
+    """The first sign that the instance (not the agent) failed during the run, or None.
+
+    The conversation loop records an instance failure it could survive (a confirm that failed after
+    its retries, a credential it could not create) as a turn error or a warning and carries on; what
+    follows is then the harness's doing, not the agent's.
+    """
+    texts = [e for t in record.live_turns for e in t.errors] + list(record.warnings)
+    return next((text for text in texts if _INSTANCE_TROUBLE.search(text)), None)
+
+
+def void_if_disturbed(
+    record: RunRecord, verdicts: list[UnitVerdict], premises: list[PremiseResult]
+) -> tuple[list[UnitVerdict], list[PremiseResult]]:
+    """When the instance failed mid-run, no verdict on the agent can be trusted: all become not judged.
+
+    This is the premise "the run was not disturbed by the instance": like every failed premise it turns
+    each unit into ``not_judged`` with attribution ``framework_issue`` (never a red the agent did not earn,
+    and never a green the run did not test).
+    """
+    trouble = instance_disturbance(record)
+    if trouble is None:
+        return verdicts, premises
+    excerpt = trouble if len(trouble) <= 200 else trouble[:199] + "…"
+    reason = f"not judged — the instance failed during the run: {excerpt}"
+    voided = [
+        v
+        if v.status in ("not_judged", "reviewed")
+        else v.model_copy(update={"status": "not_judged", "reason": reason, "attribution": "framework_issue"})
+        for v in verdicts
+    ]
+    premise = PremiseResult(
+        name="instance-undisturbed", held=False, reason=f"the instance failed during the run: {excerpt}"
+    )
+    return voided, [*premises, premise]
 
 
 _ID_KEYS = {

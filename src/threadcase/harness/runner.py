@@ -88,6 +88,8 @@ class RunSettings(BaseModel):
     """Fault rate of the embedded demo instance (only without a base URL)."""
     demo_latency_ms: int = Field(default=0, ge=0)
     """Per agent-step latency of the embedded demo instance (only without a base URL)."""
+    demo_seed: int = 0
+    """Seed of the embedded demo instance's fault generator (a faulty run is reproducible)."""
     models: ModelSettings = Field(default_factory=ModelSettings)
     replay_dir: Path | None = None
     """Exported traces (``<threadId>.json``) to replay from instead of LangSmith."""
@@ -182,6 +184,7 @@ async def _instances(settings: RunSettings) -> AsyncIterator[tuple[list[str], st
         misbehave=frozenset(settings.demo_misbehave),
         faults=settings.demo_faults,
         latency_ms=settings.demo_latency_ms,
+        seed=settings.demo_seed,
     )
     email = settings.email or demo.email
     password = settings.password.get_secret_value() if settings.password else demo.password.get_secret_value()

@@ -150,6 +150,14 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     help="Per agent-step latency of the embedded demo instance.",
 )
 @click.option(
+    "--demo-seed",
+    type=int,
+    default=0,
+    envvar="THREADCASE_DEMO_SEED",
+    show_envvar=True,
+    help="Seed of the embedded demo instance's fault generator (reproducible runs).",
+)
+@click.option(
     "--replay-dir",
     type=click.Path(path_type=Path),
     envvar="THREADCASE_REPLAY_DIR",
@@ -190,6 +198,7 @@ def run(
     demo_misbehave: str | None,
     demo_faults: float,
     demo_latency_ms: int,
+    demo_seed: int,
     replay_dir: Path | None,
     as_json: bool,
     progress: bool,
@@ -214,6 +223,7 @@ def run(
         demo_misbehave=_csv(demo_misbehave),
         demo_faults=demo_faults,
         demo_latency_ms=demo_latency_ms,
+        demo_seed=demo_seed,
         replay_dir=replay_dir,
         models=ModelSettings.from_env(),
     )

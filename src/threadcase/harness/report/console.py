@@ -61,7 +61,9 @@ def _reason(result: CaseResult) -> str:
         return f"errored: {result.error.type}: {result.error.message} ({result.error.attribution})"
     unjudged = [v for v in result.verdicts if v.status == "not_judged"]
     if unjudged:
-        return unjudged[0].reason
+        # A failed premise or an instance fault explains the case; "no judge model" only one kind of unit.
+        framework = [v for v in unjudged if v.attribution == "framework_issue" and v.kind not in ("process", "outcome")]
+        return (framework or unjudged)[0].reason
     return "no unit was judged"
 
 

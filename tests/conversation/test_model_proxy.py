@@ -96,6 +96,7 @@ async def test_model_decisions_prompt_sections_and_encoding(fake_openai: tuple[F
     between = fake.requests[1]["messages"][1]["content"]
     assert "send_follow_up_message" in between
     assert "Built it, posting to #ops." in between  # the conversation so far
+    assert "at most 5 more message(s)" in between  # the default message budget, none used yet
     # ...but the agent never hears it.
     for text in out.user_texts:
         assert NOTE not in text

@@ -369,7 +369,8 @@ class _Conversation:
                     )
                     return
                 with anyio.move_on_after(max(0.0, left)) as scope:
-                    follow = await self.proxy.next_message(self.view())
+                    view = self.view().model_copy(update={"follow_ups_left": budget - self.record.follow_ups_sent})
+                    follow = await self.proxy.next_message(view)
                 if scope.cancelled_caught:
                     self.record.ended_by = "conversation-timeout"
                     self.record.warnings.append("the conversation budget ran out while the user was deciding")

@@ -30,6 +30,8 @@ class ConversationView(BaseModel):
     turns: list[Turn] = Field(default_factory=list)
     saved_workflows: list[SavedWorkflow] = Field(default_factory=list)
     allow_user_execution: bool = False
+    follow_ups_left: int | None = None
+    """How many more messages the user may send (the case's messageBudget); None = not limited."""
 
 
 class ProxyAnswer(BaseModel):

@@ -167,7 +167,10 @@ class ModelProxy(ScriptedProxy):
 
     async def next_message(self, view: ConversationView) -> SendFollowUpMessage | None:
         saved = [(w.id, w.name) for w in view.saved_workflows] if view.allow_user_execution else None
-        decided = await self._call(user_turn_messages(self.script, view.turns, saved_workflows=saved), UserTurnDecision)
+        messages = user_turn_messages(
+            self.script, view.turns, saved_workflows=saved, follow_ups_left=view.follow_ups_left
+        )
+        decided = await self._call(messages, UserTurnDecision)
         if decided is None:
             return self._fallback_next()
         action = decided.decision

@@ -27,7 +27,7 @@ __all__ = [
     "user_turn_messages",
 ]
 
-PROMPT_VERSION = "user-proxy/2026-11-29.2"
+PROMPT_VERSION = "user-proxy/2026-11-29.3"
 
 SYSTEM_PROMPT = """\
 You play the USER of a chat assistant that builds automations (workflows, AI agents, data tables) \
@@ -150,10 +150,16 @@ def confirmation_messages(script: Script, turns: list[Turn], payload: dict[str, 
 
 
 def user_turn_messages(
-    script: Script, turns: list[Turn], *, saved_workflows: list[tuple[str, str]] | None = None
+    script: Script,
+    turns: list[Turn],
+    *,
+    saved_workflows: list[tuple[str, str]] | None = None,
+    follow_ups_left: int | None = None,
 ) -> list[dict[str, str]]:
     """The messages of a decision between runs; ``saved_workflows`` only when user execution is allowed."""
     menu = USER_TURN_INSTRUCTIONS
+    if follow_ups_left is not None:
+        menu += f"You can send at most {follow_ups_left} more message(s) in this conversation.\n"
     if saved_workflows:
         menu += "\n" + RUN_WORKFLOW_NOTE + "\n".join(f"- {wid}: {name}" for wid, name in saved_workflows)
     event = {"type": "run-finish", "payload": {"note": "the assistant finished its run"}}

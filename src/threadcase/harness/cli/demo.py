@@ -107,4 +107,8 @@ def serve(
         click.echo(f"  db: {settings.db_path or 'temporary'}" + (f"; {'; '.join(extras)}" if extras else ""))
         click.echo("  Ctrl-C to stop")
 
-    serve_forever(settings, host=host, port=port, ready=ready)
+    try:
+        serve_forever(settings, host=host, port=port, ready=ready)
+    except KeyboardInterrupt:
+        # uvicorn already shut down cleanly; it re-raises the signal only so callers know why.
+        click.echo("threadcase demo instance stopped")

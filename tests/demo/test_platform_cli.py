@@ -1,0 +1,48 @@
+"""``threadcase demo serve``: starts, prints the URL and login, serves, stops cleanly on Ctrl-C."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from threadcase.harness.cli import main
+
+
+def test_serve_prints_url_and_login_and_stops_on_ctrl_c() -> None:
+    env = {**os.environ, "THREADCASE_DEMO_PASSWORD": "not-the-default"}
+    command = [sys.executable, "-c", "from threadcase.harness.cli import main; main()", "demo", "serve", "--port", "0"]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("threadcase demo instance at http://127.0.0.1:"), first
+        url = first.rsplit(" ", 1)[-1].strip()
+        login_line = process.stdout.readline()
+        assert "owner@threadcase.dev" in login_line
+        assert "not-the-default" not in login_line  # a chosen password is never printed
+        response = httpx.post(
+            f"{url}/rest/login", json={"emailOrLdapLoginId": "owner@threadcase.dev", "password": "not-the-default"}
+        )
+        assert response.status_code == 200
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0
+    assert "stopped" in output
+
+
+def test_unknown_misbehaviour_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "serve", "--misbehave", "sulks"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "sulks" in err
+    assert "drops-change" in err  # says what would be valid

@@ -237,3 +237,33 @@ async def test_a_misconfigured_node_fails_the_execution_not_the_server(owner: ht
     result = await _execute(owner, created["id"])
     assert result["success"] is False
     assert result["errors"][0].startswith("If: ")
+
+
+async def test_an_array_answer_becomes_items_that_flow_on(owner: httpx.AsyncClient) -> None:
+    workflow = {
+        "name": "Fetch and filter",
+        "nodes": [
+            {"name": "Schedule Trigger", "type": "n8n-nodes-base.scheduleTrigger", "parameters": {}},
+            {
+                "name": "HTTP Request",
+                "type": "n8n-nodes-base.httpRequest",
+                "parameters": {"method": "GET", "url": "https://x.io/orders"},
+            },
+            _if("If", "={{ $json.amount }}", "gt", 100),
+            {
+                "name": "GitHub",
+                "type": "n8n-nodes-base.github",
+                "parameters": {"operation": "getAll", "owner": "a", "repository": "b"},
+            },
+        ],
+        "connections": {"Schedule Trigger": _link("HTTP Request"), "HTTP Request": _link("If")},
+    }
+    created = data(await owner.post("/rest/workflows", json=workflow))
+    result = await _execute(owner, created["id"], {"HTTP Request": [{"amount": 50}, {"amount": 500}, {"amount": 700}]})
+    assert result["success"] is True, result["errors"]
+    nodes = result["nodeResults"]
+    assert nodes["HTTP Request"]["interceptedRequests"][0]["method"] == "GET"
+    assert nodes["HTTP Request"]["interceptedRequests"][0]["url"] == "https://x.io/orders"
+    assert nodes["HTTP Request"]["outputCount"] == 3
+    assert [len(branch) for branch in nodes["If"]["outputs"]] == [2, 1]
+    assert "GitHub" not in nodes  # not connected: never ran

@@ -21,9 +21,10 @@ receives no items does not run (as in n8n). Node vocabulary:
 - **actions** (Slack, Gmail, Notion, GitHub, HTTP Request, Google Sheets, and any other type):
   *mocked*; each item records an intercepted request ``{url, method, nodeType, requestBody,
   mockResponse}`` and outputs the mock response. The response comes from JSON in ``scenarioHints``
-  keyed by node name, node type or short type (``{"Slack": {"ok": true}}``; a list answers item by
-  item), else a per-type default. A response with ``"ok": false`` or an ``_evalMockError`` key makes
-  the node fail with that error.
+  keyed by node name (preferred), node type or short type (``{"Slack": {"ok": true}}``), else a
+  per-type default. A hinted list answers item by item when the node received several items; an
+  array answer is split into one item per element (a one-item call to an API returning records). A
+  response with ``"ok": false`` or an ``_evalMockError`` key makes the node fail with that error.
 
 Expressions: ``={{ $json.a.b }}``, ``{{ $json.x ?? 'fallback' }}`` and ``{{ JSON.stringify($json) }}``
 inside ``=``-prefixed strings. Credentials: a Slack/Gmail/Notion/GitHub/Sheets node needs a
@@ -349,6 +350,8 @@ class _Execution:
             return "https://api.notion.com/v1/pages", "POST", {"title": params.get("title")}
         if short == "github":
             url = f"https://api.github.com/repos/{params.get('owner')}/{params.get('repository')}/issues"
+            if str(params.get("operation", "create")).lower() in ("getall", "get"):
+                return url, "GET", None
             return url, "POST", {"title": params.get("title"), "body": params.get("body")}
         if short == "httprequest":
             method = str(params.get("method") or "GET").upper()
@@ -374,6 +377,8 @@ class _Execution:
         if short == "notion":
             return {"object": "page", "id": "0f1e2d3c-mock-page", "url": "https://www.notion.so/mock-page"}
         if short == "github":
+            if str(params.get("operation", "create")).lower() in ("getall", "get"):
+                return [{"number": 1, "title": "Mock issue", "state": "open"}]
             return {"number": 1, "html_url": "https://github.com/mock/repo/issues/1", "title": params.get("title")}
         if short == "googlesheets":
             return {"updates": {"updatedRows": 1}}
@@ -387,7 +392,7 @@ class _Execution:
         for index, item in enumerate(items):
             params = resolve(node.get("parameters") or {}, item)
             url, method, body = self._request(node, params)
-            if isinstance(hinted, list):
+            if isinstance(hinted, list) and len(items) > 1:
                 response = hinted[min(index, len(hinted) - 1)] if hinted else {}
             elif hinted is not None:
                 response = hinted
@@ -406,7 +411,10 @@ class _Execution:
                 raise NodeError(
                     str(response.get("_evalMockError") or response.get("error") or "the service answered ok: false")
                 )
-            out.append(response if isinstance(response, dict) else {"data": response})
+            if isinstance(response, list):  # an array answer becomes one item per element, as in n8n
+                out.extend(r if isinstance(r, dict) else {"data": r} for r in response)
+            else:
+                out.append(response if isinstance(response, dict) else {"data": response})
         return [out]
 
     def _table(self, node: dict[str, Any]) -> dict[str, Any]:

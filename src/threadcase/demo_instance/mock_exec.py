@@ -388,7 +388,7 @@ class _Execution:
         self._check_credentials(node)
         result = self._result(node, "mocked")
         hinted = _hint_for(self.hints, node)
-        out = []
+        out: list[Item] = []
         for index, item in enumerate(items):
             params = resolve(node.get("parameters") or {}, item)
             url, method, body = self._request(node, params)

@@ -585,5 +585,7 @@ class RunManager:
 
     def forget_thread(self, thread_id: str) -> None:
         self.cancel(thread_id)
+        for request_id in [r for r, w in self.waiters.items() if w.thread_id == thread_id and w.body is not None]:
+            del self.waiters[request_id]  # answered widgets of a deleted thread can never be asked about again
         self.memory_tasks.pop(thread_id, None)
         self._last_step.pop(thread_id, None)

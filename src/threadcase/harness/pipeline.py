@@ -130,8 +130,10 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     try:
         with anyio.fail_after(_deadline(config, item)):
             source_context: dict[str, Any] = {"evalCase": loaded.slug, "evalIteration": item.iteration}
-            await client.create_thread(thread_id, resources.project_id, source_context=source_context)
+            # Set before the call: a Ctrl-C while the request is in flight may still have created it, and
+            # deleting a thread that does not exist is harmless.
             thread_created = True
+            await client.create_thread(thread_id, resources.project_id, source_context=source_context)
             await credentials.seed(thread_id, list(case.credentials))
             live_opening: str | None = None
             if case.seed is not None:
@@ -309,6 +311,12 @@ async def _cleanup(
                 record.warnings.append(f"cleanup: seed: {exc}")
         found = sweep_ids([t.model_dump(mode="json") for t in record.turns])
         if thread_created:
+            try:
+                # An interrupted conversation may have left a run going; stop it before taking stock,
+                # or it could build something after the sweep.
+                await client.cancel(record.thread_id)
+            except Exception as exc:
+                record.warnings.append(f"cleanup: cancel: {exc}")
             try:
                 messages = await client.thread_messages(record.thread_id)
                 more = sweep_ids([m.model_dump(mode="json") for m in messages])

@@ -1,0 +1,167 @@
+"""The runner against real demo instances over loopback: lanes, cleanup, failures as results, faults."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from threadcase.demo_instance import DemoSettings, demo_server
+from threadcase.harness import pipeline
+from threadcase.harness.errors import ConversationError
+from threadcase.harness.models import ModelSettings
+from threadcase.harness.report import read_journal
+from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.transcript import RunRecord
+
+GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
+# Seeds (workflows, folders, agents), declared and proxy-created credentials, plain builds.
+CLEANUP_MIX = (
+    "seeded-edit-attached,folder-with-decoys,seeded-agent-skill-edit,credentials-engaged-two-existing,"
+    "credentials-engaged-none-existing,build-single-prompt-slack,compaction-anchors-recall"
+)
+LEFTOVER_KINDS = ("threads", "workflows", "folders", "data_tables", "agents", "credentials")
+
+
+def leftovers(db: Path) -> dict[str, int]:
+    """Rows of every resource kind a run creates, read straight from the demo's database."""
+    with sqlite3.connect(db) as conn:
+        return {kind: conn.execute(f"SELECT COUNT(*) FROM {kind}").fetchone()[0] for kind in LEFTOVER_KINDS}
+
+
+@asynccontextmanager
+async def lanes(tmp_path: Path, count: int, **demo: object) -> AsyncIterator[tuple[list[str], list[Path]]]:
+    async with AsyncExitStack() as stack:
+        urls, dbs = [], []
+        for i in range(count):
+            db = tmp_path / f"demo-{i}.sqlite"
+            config = DemoSettings.model_validate({"db_path": db, **demo})
+            urls.append(await stack.enter_async_context(demo_server(config)))
+            dbs.append(db)
+        yield urls, dbs
+
+
+def settings(tmp_path: Path, urls: list[str], **kwargs: object) -> RunSettings:
+    demo = DemoSettings()
+    return RunSettings.model_validate(
+        {
+            "suite": GOLDEN,
+            "base_urls": urls,
+            "email": demo.email,
+            "password": SecretStr(demo.password.get_secret_value()),
+            "output_dir": tmp_path / "out",
+            "models": ModelSettings(),
+            "timeout_seconds": 30,
+            "inactivity_seconds": 10,
+            **kwargs,
+        }
+    )
+
+
+@pytest.mark.anyio
+async def test_two_lanes_share_the_work_and_nothing_created_remains(tmp_path: Path) -> None:
+    async with lanes(tmp_path, 2) as (urls, dbs):
+        before = [leftovers(db) for db in dbs]
+        summary = await run_suite(settings(tmp_path, urls, filter=CLEANUP_MIX, iterations=2, concurrency=6))
+        after = [leftovers(db) for db in dbs]
+    assert summary.exit_code == 0, summary.case_statuses
+    results = read_journal(tmp_path / "out" / "journal.jsonl")
+    assert len(results) == 14 == summary.case_iterations
+    assert {r.lane for r in results} == set(urls)
+    assert after == before, "the run left resources behind"
+    # Two iterations of every unit: statistics across iterations are computed, not assumed.
+    for case in summary.case_stats:
+        assert case.iterations == 2
+        for unit in case.units:
+            if unit.evaluated:
+                assert unit.evaluated == 2
+                assert unit.pass_at_k == [1.0, 1.0]
+                assert unit.flip_rate == 0.0
+    for name in ("summary.json", "junit.xml", "report.html"):
+        assert (tmp_path / "out" / name).stat().st_size > 0
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned_case_iterations"] == 14
+
+
+@pytest.mark.anyio
+async def test_a_failure_inside_one_case_is_recorded_and_the_others_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadcase.harness.conversation import converse as real
+
+    async def flaky(case: object, **kwargs: object) -> RunRecord:
+        record = kwargs["record"]
+        assert isinstance(record, RunRecord)
+        if record.case_slug == "seeded-edit-attached":
+            raise ConversationError("the event stream broke for good")
+        return await real(case, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "converse", flaky)
+    async with lanes(tmp_path, 1) as (urls, dbs):
+        before = leftovers(dbs[0])
+        summary = await run_suite(settings(tmp_path, urls, filter="seeded-edit-attached,build-single-prompt-slack"))
+        assert leftovers(dbs[0]) == before  # the failed case's seed was cleaned up too
+    results = {r.case_slug: r for r in read_journal(tmp_path / "out" / "journal.jsonl")}
+    broken = results["seeded-edit-attached"]
+    assert broken.status == "errored"
+    assert broken.error is not None
+    assert broken.error.type == "ConversationError"
+    assert broken.error.attribution == "framework_issue"
+    assert results["build-single-prompt-slack"].status == "pass"
+    assert summary.units.errored == 1
+    assert summary.exit_code == 0
+
+
+@pytest.mark.anyio
+async def test_faults_are_retried_or_reported_as_framework_issues(tmp_path: Path) -> None:
+    async with lanes(tmp_path, 1, faults=0.2, seed=7) as (urls, dbs):
+        summary = await run_suite(
+            settings(tmp_path, urls, exclude="compaction,context-cost,pressure", concurrency=8, inactivity_seconds=4)
+        )
+        assert leftovers(dbs[0])["threads"] == 0
+    journal = tmp_path / "out" / "journal.jsonl"
+    lines = journal.read_text().splitlines()
+    assert len(lines) == summary.case_iterations > 0
+    for line in lines:
+        json.loads(line)
+    results = read_journal(journal)
+    # No failure that is not real: nothing fails on the clean agent; every fault is absorbed by a
+    # retry or shows up as framework_issue (an error, or units voided as not judged).
+    failures = [(r.case_slug, v.reason) for r in results for v in r.verdicts if v.status == "fail"]
+    assert summary.units.failed == 0, failures
+    for r in results:
+        if r.error is not None:
+            assert r.error.attribution == "framework_issue"
+        for v in r.verdicts:
+            if v.status == "not_judged" and "instance failed" in v.reason:
+                assert v.attribution == "framework_issue"
+
+
+def test_instance_disturbance_voids_every_judged_unit() -> None:
+    from tests.report.factory import record, verdict
+
+    rec = record()
+    verdicts = [verdict("check:a", "pass"), verdict("check:b", "fail"), verdict("review#0", "reviewed")]
+    same, premises = pipeline.void_if_disturbed(rec, verdicts, [])
+    assert same == verdicts
+    assert premises == []
+    rec.turns[3].errors.append("confirm r1 failed: instance refused the call (POST /rest/x -> 503): {}")
+    voided, premises = pipeline.void_if_disturbed(rec, verdicts, [])
+    assert [v.status for v in voided] == ["not_judged", "not_judged", "reviewed"]
+    assert all(v.attribution == "framework_issue" for v in voided[:2])
+    assert premises[0].name == "instance-undisturbed"
+    assert not premises[0].held
+
+
+def test_sweep_ids_finds_what_the_agent_created_anywhere() -> None:
+    found = pipeline.sweep_ids(
+        [
+            {"content": [{"type": "tool-result", "output": {"workflowId": "w1", "table": {"dataTableId": "t1"}}}]},
+            [{"agentId": "a1"}, {"workflowId": ""}],
+        ]
+    )
+    assert found == {"workflow": {"w1"}, "table": {"t1"}, "agent": {"a1"}}

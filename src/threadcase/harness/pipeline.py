@@ -13,6 +13,7 @@ credentials, and the thread itself. Nothing that existed before the run started 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import time
@@ -63,12 +64,18 @@ class WorkItem:
 
 @dataclass
 class LaneResources:
-    """What the runner keeps per lane: the logged-in client, the project, and pre-run ids."""
+    """What the runner keeps per lane: logged-in clients, the project, and pre-run ids."""
 
-    client: InstanceClient
+    clients: list[InstanceClient]
+    """A few clients to the same instance; cases take them in turn (see ``runner.CASES_PER_CLIENT``)."""
     project_id: str
     preexisting: set[str] = field(default_factory=set)
     """Ids of workflows, data tables and credentials that existed before the run: never deleted."""
+    _turn: itertools.count[int] = field(default_factory=itertools.count)
+
+    def pick(self) -> InstanceClient:
+        """The next client, round robin."""
+        return self.clients[next(self._turn) % len(self.clients)]
 
 
 @dataclass(frozen=True)
@@ -106,7 +113,7 @@ def _error_info(exc: BaseException) -> ErrorInfo:
 async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseResult:
     """Run one case-iteration on ``lane`` and grade it; every failure inside becomes the result."""
     resources: LaneResources = lane.state["resources"]
-    client = resources.client
+    client = resources.pick()
     loaded = item.case
     case = loaded.case
     started = utc_now()
@@ -123,6 +130,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     credentials = CredentialSeeder(client)
     seed: RestoredSeed | None = None
     thread_created = False
+    settled = False
     verdicts: list[UnitVerdict] = []
     premises: list[PremiseResult] = []
     judge: dict[str, Any] = {}
@@ -173,6 +181,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
                 record=record,
                 headers=config.headers,
             )
+            settled = record.ended_by in _SETTLED
             record.finished_at = record.finished_at or utc_now()
             grading = await grade_case(case, record, client=client, models=config.models)
             verdicts, premises, judge = list(grading.verdicts), list(grading.premises), dict(grading.judge)
@@ -191,7 +200,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     except Exception as exc:  # a bug or an unexpected answer in one case must not stop the others
         logger.exception("unexpected failure in case %s iteration %d", loaded.slug, item.iteration)
         error = _error_info(exc)
-    await _cleanup(client, resources, config, record, seed, credentials, thread_created)
+    await _cleanup(client, resources, config, record, seed, credentials, thread_created, settled)
     finished = utc_now()
     return CaseResult(
         run_id=config.run_id,
@@ -256,6 +265,9 @@ def void_if_disturbed(
     return voided, [*premises, premise]
 
 
+_SETTLED = frozenset({"done", "script-exhausted", "budget", "single-prompt"})
+"""Conversation endings after which no run is left going on the instance."""
+
 _ID_KEYS = {
     "workflowId": "workflow",
     "dataTableId": "table",
@@ -295,7 +307,13 @@ async def _cleanup(
     seed: RestoredSeed | None,
     credentials: CredentialSeeder,
     thread_created: bool,
+    settled: bool = False,
 ) -> None:
+    """Delete everything this case-iteration created; ``settled`` = the conversation ended normally.
+
+    A settled conversation's record already names everything the agent made (its tool calls and the
+    collected artifacts), so the extra stock-taking an interrupted one needs is skipped.
+    """
     # Shielded so Ctrl-C cannot interrupt it half way; bounded so a dead instance cannot hang the exit.
     with anyio.CancelScope(shield=True), anyio.move_on_after(config.cleanup_seconds) as scope:
         try:
@@ -310,7 +328,7 @@ async def _cleanup(
             except Exception as exc:
                 record.warnings.append(f"cleanup: seed: {exc}")
         found = sweep_ids([t.model_dump(mode="json") for t in record.turns])
-        if thread_created:
+        if thread_created and not settled:
             try:
                 # An interrupted conversation may have left a run going; stop it before taking stock,
                 # or it could build something after the sweep.

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -29,6 +29,9 @@ from threadcase.harness.lanes import Lane, LanePool
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.report import JOURNAL_NAME, JournalWriter, RunSummary, build_summary, write_reports
 from threadcase.harness.verdicts import CaseResult
+
+if TYPE_CHECKING:
+    from threadcase.harness.pipeline import LaneResources
 
 __all__ = ["KNOWN_MISBEHAVIOURS", "RunSettings", "RunSummary", "default_output_dir", "execute", "run_suite"]
 
@@ -194,6 +197,43 @@ async def _instances(settings: RunSettings) -> AsyncIterator[tuple[list[str], st
         yield [url], email, password
 
 
+CASES_PER_CLIENT = 4
+"""Concurrent cases sharing one HTTP client: httpx's pool scans every connection it holds on each
+request, and each running case holds an event stream open, so one client for fifty cases spends its
+time scanning; a few clients per lane keep each pool small."""
+
+
+async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, password: str, cap: int) -> LaneResources:
+    """Log in to one instance (a few clients, see :data:`CASES_PER_CLIENT`) and note what pre-exists."""
+    from threadcase.harness.instance import InstanceClient
+    from threadcase.harness.pipeline import LaneResources
+
+    first = InstanceClient(url, email=email, password=password)
+    healthy = await first.health()
+    if not healthy:
+        await first.aclose()
+        raise InstanceError(
+            f"instance not ready at {url} (GET /healthz/readiness): start it or fix --base-url",
+            method="GET",
+            path="/healthz/readiness",
+        )
+    clients: list[InstanceClient] = []
+    for index in range(max(1, -(-cap // CASES_PER_CLIENT))):
+        client = first if index == 0 else InstanceClient(url, email=email, password=password)
+        try:
+            clients.append(await stack.enter_async_context(client))
+        except InstanceError as exc:
+            if exc.status in (401, 403):
+                raise ConfigError(f"login to {url} refused for {email!r}: check --email / --password") from None
+            raise
+    client = clients[0]
+    project = await client.personal_project()
+    preexisting = {w.id for w in await client.list_workflows()}
+    preexisting |= {c.id for c in await client.list_credentials()}
+    preexisting |= {str(t.get("id")) for t in await client.list_data_tables(project.id)}
+    return LaneResources(clients=clients, project_id=project.id, preexisting=preexisting)
+
+
 async def run_suite(
     settings: RunSettings,
     *,
@@ -208,9 +248,8 @@ async def run_suite(
     ``on_result`` each result as it is journaled.
     """
     from threadcase.harness.conversation import Budgets
-    from threadcase.harness.instance import InstanceClient
     from threadcase.harness.loader import default_suite_path, load_suite, select_cases
-    from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
+    from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 
     suite = settings.suite or default_suite_path()
     if not suite.exists():
@@ -247,26 +286,10 @@ async def run_suite(
     async with _instances(settings) as (urls, email, password), contextlib.AsyncExitStack() as stack:
         base_urls = urls
         lanes: list[Lane] = []
+        cap = min(settings.lane_cap or settings.concurrency, settings.concurrency)
         for url in urls:
-            client = InstanceClient(url, email=email, password=password)
-            if not await client.health():
-                raise InstanceError(
-                    f"instance not ready at {url} (GET /healthz/readiness): start it or fix --base-url",
-                    method="GET",
-                    path="/healthz/readiness",
-                )
-            try:
-                await stack.enter_async_context(client)
-            except InstanceError as exc:
-                if exc.status in (401, 403):
-                    raise ConfigError(f"login to {url} refused for {email!r}: check --email / --password") from None
-                raise
-            project = await client.personal_project()
-            preexisting = {w.id for w in await client.list_workflows()}
-            preexisting |= {c.id for c in await client.list_credentials()}
-            preexisting |= {str(t.get("id")) for t in await client.list_data_tables(project.id)}
-            lane = Lane(url, cap=settings.lane_cap or settings.concurrency)
-            lane.state["resources"] = LaneResources(client=client, project_id=project.id, preexisting=preexisting)
+            lane = Lane(url, cap=cap)
+            lane.state["resources"] = await _open_lane(stack, url, email, password, cap)
             lanes.append(lane)
         pool = LanePool(lanes, concurrency=settings.concurrency)
         with JournalWriter(output_dir / JOURNAL_NAME) as journal:

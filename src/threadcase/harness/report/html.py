@@ -22,6 +22,8 @@ __all__ = ["render_html"]
 
 _STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_judged": "NOT JUDGED", "errored": "ERRORED", "reviewed": "REVIEW"}
 
+_ORDER = {"fail": 0, "errored": 1, "not_judged": 2, "pass": 3}
+
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
 header{background:#1d2330;color:#fff;padding:16px 24px}
@@ -210,7 +212,8 @@ def render_html(results: Sequence[CaseResult], summary: RunSummary, *, title: st
         n = len(results) if key == "all" else sum(r.status == key for r in results)
         filters.append(f'<button type="button" data-filter="{key}"{on}>{label} ({n})</button>')
     filters.append("</div>")
-    ordered = sorted(results, key=lambda r: (r.case_slug, r.iteration))
+    # What needs a person's attention first: failures, then errors, then unjudged, then passes.
+    ordered = sorted(results, key=lambda r: (_ORDER.get(r.status, 9), r.case_slug, r.iteration))
     sections = [_render_case(r, f"case-{i}") for i, r in enumerate(ordered)]
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"

@@ -139,8 +139,9 @@ def test_unreachable_instance_exits_3(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "instance not ready at http://127.0.0.1:9" in err
 
 
-def test_sigint_halfway_keeps_finished_cases_and_leaves_nothing_behind(tmp_path: Path) -> None:
-    """Ctrl-C on a real `threadcase run` process: finished cases journaled, the instance left clean."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_halfway_keeps_finished_cases_and_leaves_nothing_behind(tmp_path: Path, signum: int) -> None:
+    """Ctrl-C (or a TERM) on a real `threadcase run` process: finished cases journaled, the instance left clean."""
     db = tmp_path / "demo.sqlite"
     demo = DemoSettings(db_path=db, latency_ms=60)
     out_dir = tmp_path / "out"
@@ -175,7 +176,7 @@ def test_sigint_halfway_keeps_finished_cases_and_leaves_nothing_behind(tmp_path:
                 break
             time.sleep(0.02)
         assert proc.poll() is None, "the run finished before it could be interrupted"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signum)
         stdout, stderr = proc.communicate(timeout=60)
         after = leftovers(db)
     assert proc.returncode == 130, stderr

@@ -44,7 +44,13 @@ def record(slug: str = "case-a", iteration: int = 0) -> RunRecord:
         turns=[
             Turn(index=0, role="user", text="Earlier: build a digest", seeded=True, sent_by="seed"),
             Turn(index=1, role="assistant", text="Built it.", seeded=True),
-            Turn(index=2, role="user", text="Post to <script>alert(1)</script> #general", sent_by="opener"),
+            Turn(
+                index=2,
+                role="user",
+                text="Post to <script>alert(1)</script> #general",
+                sent_by="opener",
+                run_ids=["run-1"],
+            ),
             Turn(
                 index=3,
                 role="assistant",

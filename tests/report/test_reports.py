@@ -136,7 +136,8 @@ def test_html_is_self_contained_escaped_and_filterable() -> None:
     assert parser.details >= 9
     assert "data-filter" in page
     assert "querySelectorAll('section.case')" in "".join(parser.scripts)
-    assert "tokens: 1200 in (1000 cached), 80 out over 1 step" in page
+    # Token numbers once per agent turn, never again on the user turn that started the run.
+    assert page.count("tokens: 1200 in (1000 cached), 80 out over 1 step") == 3
     assert "seed-restored" in page
     assert "builder_issue" in page
 

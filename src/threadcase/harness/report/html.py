@@ -82,7 +82,8 @@ def _badge(status: str) -> str:
 
 
 def _turn_tokens(record: RunRecord, turn: Turn) -> str:
-    steps = [u for run_id in turn.run_ids for u in record.usage.get(run_id, [])]
+    # The agent's turn carries the cost; a user turn may name the same run ids (the run it started).
+    steps = [u for run_id in turn.run_ids for u in record.usage.get(run_id, [])] if turn.role == "assistant" else []
     if not steps:
         return ""
     total_in = sum(s.inputTokens for s in steps)

@@ -188,3 +188,18 @@ def test_interrupt_halfway_keeps_finished_cases_and_leaves_nothing_behind(tmp_pa
     assert summary["interrupted"] is True
     assert summary["case_iterations"] == len(results)
     assert after == before, "the interrupted run left resources behind"
+
+
+def test_run_with_no_arguments_is_the_golden_suite_on_the_embedded_demo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(GOLDEN.parents[1])
+    for name in ("THREADCASE_SUITE", "THREADCASE_BASE_URL", "OPENAI_API_KEY", "THREADCASE_JUDGE_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("THREADCASE_OUTPUT_DIR", str(tmp_path))
+    code, out, _ = _run(["run", "--json"], capsys)
+    summary = json.loads(out)
+    assert code == 0
+    assert summary["cases"] == len(list(GOLDEN.glob("*.json"))) >= 14
+    assert summary["suite"] == "cases/golden"
+    assert summary["units"]["failed"] == 0

@@ -85,6 +85,8 @@ async def test_two_lanes_share_the_work_and_nothing_created_remains(tmp_path: Pa
     for name in ("summary.json", "junit.xml", "report.html"):
         assert (tmp_path / "out" / name).stat().st_size > 0
     assert json.loads((tmp_path / "out" / "summary.json").read_text())["planned_case_iterations"] == 14
+    secret = DemoSettings().password.get_secret_value()
+    assert not [p.name for p in (tmp_path / "out").iterdir() if secret in p.read_text()], "a report leaks the password"
 
 
 @pytest.mark.anyio

@@ -162,9 +162,10 @@ async def execute(
                             return
 
                 outer.start_soon(watch)
-            # The pool, not the fan-out limiter, bounds concurrency: a case waiting for its lane must
-            # not hold a slot another case could use.
-            await fan_out(items, one, limit=max(1, len(items)))
+            # The pool bounds concurrency; the fan-out only keeps a few times that many waiting, so a case
+            # blocked on its lane (same case running there) rarely holds back another, and a huge suite
+            # does not park thousands of tasks on the pool's condition.
+            await fan_out(items, one, limit=max(1, min(len(items), 4 * pool.concurrency)))
         outer.cancel_scope.cancel()
     if work_scope.cancelled_caught and not interrupted:
         interrupted = True
@@ -201,6 +202,7 @@ CASES_PER_CLIENT = 4
 """Concurrent cases sharing one HTTP client: httpx's pool scans every connection it holds on each
 request, and each running case holds an event stream open, so one client for fifty cases spends its
 time scanning; a few clients per lane keep each pool small."""
+MAX_CLIENTS_PER_LANE = 16
 
 
 async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, password: str, cap: int) -> LaneResources:
@@ -218,7 +220,7 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
             path="/healthz/readiness",
         )
     clients: list[InstanceClient] = []
-    for index in range(max(1, -(-cap // CASES_PER_CLIENT))):
+    for index in range(min(MAX_CLIENTS_PER_LANE, max(1, -(-cap // CASES_PER_CLIENT)))):
         client = first if index == 0 else InstanceClient(url, email=email, password=password)
         try:
             clients.append(await stack.enter_async_context(client))

@@ -198,7 +198,9 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
         await _cleanup(client, resources, config, record, seed, credentials, thread_created)
         raise
     except Exception as exc:  # a bug or an unexpected answer in one case must not stop the others
-        logger.exception("unexpected failure in case %s iteration %d", loaded.slug, item.iteration)
+        # The result carries type and message; the traceback is for whoever turns on debug logging,
+        # never for the run's output.
+        logger.debug("unexpected failure in case %s iteration %d", loaded.slug, item.iteration, exc_info=True)
         error = _error_info(exc)
     await _cleanup(client, resources, config, record, seed, credentials, thread_created, settled)
     finished = utc_now()

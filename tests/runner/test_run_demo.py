@@ -100,12 +100,16 @@ async def test_a_failure_inside_one_case_is_recorded_and_the_others_run(
         assert isinstance(record, RunRecord)
         if record.case_slug == "seeded-edit-attached":
             raise ConversationError("the event stream broke for good")
+        if record.case_slug == "folder-with-decoys":
+            raise KeyError("a bug, not a RunError")
         return await real(case, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(pipeline, "converse", flaky)
     async with lanes(tmp_path, 1) as (urls, dbs):
         before = leftovers(dbs[0])
-        summary = await run_suite(settings(tmp_path, urls, filter="seeded-edit-attached,build-single-prompt-slack"))
+        summary = await run_suite(
+            settings(tmp_path, urls, filter="seeded-edit-attached,build-single-prompt-slack,folder-with-decoys")
+        )
         assert leftovers(dbs[0]) == before  # the failed case's seed was cleaned up too
     results = {r.case_slug: r for r in read_journal(tmp_path / "out" / "journal.jsonl")}
     broken = results["seeded-edit-attached"]
@@ -114,7 +118,10 @@ async def test_a_failure_inside_one_case_is_recorded_and_the_others_run(
     assert broken.error.type == "ConversationError"
     assert broken.error.attribution == "framework_issue"
     assert results["build-single-prompt-slack"].status == "pass"
-    assert summary.units.errored == 1
+    bug = results["folder-with-decoys"]
+    assert bug.error is not None
+    assert (bug.status, bug.error.type, bug.error.attribution) == ("errored", "KeyError", "framework_issue")
+    assert summary.units.errored == 2
     assert summary.exit_code == 0
 
 

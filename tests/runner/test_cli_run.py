@@ -203,3 +203,26 @@ def test_run_with_no_arguments_is_the_golden_suite_on_the_embedded_demo(
     assert summary["cases"] == len(list(GOLDEN.glob("*.json"))) >= 14
     assert summary["suite"] == "cases/golden"
     assert summary["units"]["failed"] == 0
+
+
+def test_a_refused_login_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with demo_server_sync(DemoSettings()) as url:
+        code, _, err = _run(
+            [
+                "run",
+                "--suite",
+                str(GOLDEN),
+                "--base-url",
+                url,
+                "--email",
+                "owner@threadcase.dev",
+                "--password",
+                "nope",
+                "--output-dir",
+                str(tmp_path),
+            ],
+            capsys,
+        )
+    assert code == 2
+    assert f"login to {url} refused for 'owner@threadcase.dev'" in err
+    assert "nope" not in err

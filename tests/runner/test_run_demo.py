@@ -174,3 +174,18 @@ def test_sweep_ids_finds_what_the_agent_created_anywhere() -> None:
         ]
     )
     assert found == {"workflow": {"w1"}, "table": {"t1"}, "agent": {"a1"}}
+
+
+@pytest.mark.anyio
+async def test_keep_artifacts_keeps_what_was_built_but_never_the_credentials(tmp_path: Path) -> None:
+    async with lanes(tmp_path, 1) as (urls, dbs):
+        summary = await run_suite(
+            settings(
+                tmp_path, urls, filter="credentials-engaged-one-existing,seeded-edit-attached", keep_artifacts=True
+            )
+        )
+        kept = leftovers(dbs[0])
+    assert summary.exit_code == 0
+    assert kept["threads"] == 2
+    assert kept["workflows"] == 2  # one built live, one restored from the seed and edited
+    assert kept["credentials"] == 0

@@ -181,3 +181,15 @@ def test_rebuild_reports_from_journal(tmp_path: Path) -> None:
     assert ET.parse(out / "junit.xml").getroot().get("tests") == "7"
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
     assert not [p for p in out.iterdir() if p.name.startswith(".")]
+
+
+def test_statistics_across_iterations_in_console_and_html() -> None:
+    results = [result("a", 0, ("pass", "pass")), result("a", 1, ("fail", "pass")), result("a", 2, ("pass", "pass"))]
+    summary = build_summary(results)
+    lines = summary_lines(summary)
+    assert "unstable: a check:mustContain#0: passed 2/3 (95% 21%–94%), flip rate 100%" in lines
+    assert not any("check:mustContain#1" in line for line in lines)
+    page = render_html(results, summary)
+    assert "statistics across iterations" in page
+    assert "<td>check:mustContain#0</td><td>3/3</td><td>67%</td><td>21%–94%</td><td>67% 100% 100%</td>" in page
+    assert "statistics across iterations" not in render_html(results[:1], build_summary(results[:1]))

@@ -89,6 +89,10 @@ def build_line(result: CaseResult) -> str:
     return f"{line} {proxy}" if proxy else line
 
 
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
 def summary_lines(summary: RunSummary) -> list[str]:
     """The closing summary: unit counts apart, case statuses, the verdict in one word."""
     u = summary.units
@@ -112,6 +116,17 @@ def summary_lines(summary: RunSummary) -> list[str]:
             )
         )
     )
+    for case in summary.case_stats:
+        if case.iterations < 2:
+            continue
+        for unit in case.units:
+            # Across iterations, the units worth a line are those that did not pass every time.
+            if unit.evaluated and unit.passes < unit.evaluated:
+                low, high = _pct(unit.wilson_low), _pct(unit.wilson_high)
+                lines.append(
+                    f"unstable: {case.case_slug} {unit.unit}: passed {unit.passes}/{unit.evaluated} "
+                    f"(95% {low}–{high}), flip rate {_pct(unit.flip_rate)}"
+                )
     not_verified = [c.case_slug for c in summary.case_stats if c.status == "not_verified"]
     if not_verified:
         lines.append("not verified (no unit judged): " + ", ".join(not_verified))

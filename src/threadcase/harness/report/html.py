@@ -191,6 +191,36 @@ def _render_case(result: CaseResult, anchor: str) -> str:
     return "".join(out)
 
 
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value * 100:.0f}%"
+
+
+def _render_stats(summary: RunSummary) -> str:
+    """Per-unit statistics across iterations; shown only when some case ran more than once."""
+    if not any(case.iterations > 1 for case in summary.case_stats):
+        return ""
+    rows = [
+        "<details open class='stats'><summary>statistics across iterations</summary><table class='stats'>"
+        "<tr><th>case</th><th>unit</th><th>judged</th><th>pass rate</th><th>95% interval</th>"
+        "<th>pass@k</th><th>pass^k</th><th>flip rate</th></tr>"
+    ]
+    for case in summary.case_stats:
+        for unit in case.units:
+            if unit.kind == "review":
+                continue
+            interval = (
+                f"{_pct(unit.wilson_low)}–{_pct(unit.wilson_high)}" if unit.wilson_low is not None else "not verified"
+            )
+            rows.append(
+                f"<tr><td>{_e(case.case_slug)}</td><td>{_e(unit.unit)}</td><td>{unit.evaluated}/{unit.iterations}</td>"
+                f"<td>{_pct(unit.pass_rate)}</td><td>{interval}</td>"
+                f"<td>{_e(' '.join(_pct(x) for x in unit.pass_at_k))}</td>"
+                f"<td>{_e(' '.join(_pct(x) for x in unit.pass_hat_k))}</td><td>{_pct(unit.flip_rate)}</td></tr>"
+            )
+    rows.append("</table></details>")
+    return "".join(rows)
+
+
 def render_html(results: Sequence[CaseResult], summary: RunSummary, *, title: str = "threadcase report") -> str:
     """The whole report page (no external resources)."""
     u = summary.units
@@ -222,5 +252,6 @@ def render_html(results: Sequence[CaseResult], summary: RunSummary, *, title: st
         f"<style>{_CSS}</style></head><body>"
         f"<header><h1>{_e(title)}</h1><div class='meta'>run {_e(summary.run_id)} · {summary.cases} cases · "
         f"{summary.case_iterations} case-iterations · {summary.seconds:.1f} s</div>{counts}</header>"
-        f"<main>{''.join(filters)}{''.join(sections)}</main><script>{_JS}</script></body></html>\n"
+        f"<main>{_render_stats(summary)}{''.join(filters)}{''.join(sections)}</main>"
+        f"<script>{_JS}</script></body></html>\n"
     )

@@ -200,7 +200,7 @@ def _render_stats(summary: RunSummary) -> str:
     if not any(case.iterations > 1 for case in summary.case_stats):
         return ""
     rows = [
-        "<details open class='stats'><summary>statistics across iterations</summary><table class='stats'>"
+        "<details class='stats'><summary>statistics across iterations</summary><table class='stats'>"
         "<tr><th>case</th><th>unit</th><th>judged</th><th>pass rate</th><th>95% interval</th>"
         "<th>pass@k</th><th>pass^k</th><th>flip rate</th></tr>"
     ]

@@ -119,3 +119,12 @@ async def test_replay_live_message_goes_ahead_of_the_authored_turns() -> None:
     out = await drive(case, agent=introspecting_agent, live_opening="the production user's last message")
     assert out.user_texts == ["the production user's last message", "Now also post it to #ops"]
     assert [t.sent_by for t in out.record.live_turns if t.role == "user"] == ["replay", "script"]
+
+
+async def test_replay_live_message_is_sent_verbatim_brackets_included() -> None:
+    """Regression: the live message went through director-note splitting, so a real user's [..] vanished."""
+    case = make_case(["Thanks"], seed={"mode": "replay", "threadId": "th-1"}, datasets=["seeded"])
+    live = "why does [seed 1a2b3c4d] Digest fail? see [attached] log"
+    out = await drive(case, agent=introspecting_agent, live_opening=live)
+    assert out.user_texts[0] == live
+    assert out.record.live_turns[0].text == live

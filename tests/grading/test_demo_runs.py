@@ -122,7 +122,11 @@ async def test_question_checks_catch_a_reasked_question() -> None:
 async def test_compaction_premise_that_never_held_is_not_judged_and_fails_nothing() -> None:
     """A thread far below the observer threshold never compacts: the case tested nothing."""
     graded = await _grade(["Hello"], {"mustContain": ["workflows"]}, requiresMemoryCompaction=True)
-    assert [(p.name, p.held) for p in graded.premises] == [("memory-compaction", False), ("agent-output", True)]
+    assert [(p.name, p.held) for p in graded.premises] == [
+        ("memory-compaction", False),
+        ("instance-undisturbed", True),
+        ("agent-output", True),
+    ]
     assert {v.status for v in graded.verdicts} == {"not_judged"}
     assert {v.attribution for v in graded.verdicts} == {"framework_issue"}
     assert all("observational memory never compacted" in v.reason for v in graded.verdicts)
@@ -130,5 +134,9 @@ async def test_compaction_premise_that_never_held_is_not_judged_and_fails_nothin
 
 async def test_compaction_premise_that_held_lets_the_checks_grade() -> None:
     graded = await _grade([DIGEST, TWO_CHANGES], {"mustContain": ["#alerts"]}, requiresMemoryCompaction=True)
-    assert [(p.name, p.held) for p in graded.premises] == [("memory-compaction", True), ("agent-output", True)]
+    assert [(p.name, p.held) for p in graded.premises] == [
+        ("memory-compaction", True),
+        ("instance-undisturbed", True),
+        ("agent-output", True),
+    ]
     assert _checks(graded)["check:mustContain#0"].status == "pass"

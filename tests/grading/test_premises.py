@@ -21,7 +21,7 @@ def _names(premises: list) -> dict[str, bool]:  # type: ignore[type-arg]
 
 
 def test_clean_run_holds_every_premise() -> None:
-    assert _names(check_premises(case(), clean_record())) == {"agent-output": True}
+    assert _names(check_premises(case(), clean_record())) == {"instance-undisturbed": True, "agent-output": True}
 
 
 def test_compaction_premise() -> None:
@@ -41,6 +41,7 @@ def test_seed_and_prior_run_premises() -> None:
     assert _names(check_premises(seeded, record)) == {
         "seed-restored": True,
         "prior-runs-ran": True,
+        "instance-undisturbed": True,
         "agent-output": True,
     }
     never_ran = clean_record(seed=SeedOutcome(mode="inline", prior_runs=[]))
@@ -70,3 +71,16 @@ def test_a_failed_premise_voids_every_unit_including_checks() -> None:
     assert {v.attribution for v in voided} == {"framework_issue"}
     assert "compaction cannot be shown" in voided[0].reason
     assert void_units(verdicts, check_premises(case(), clean_record())) == verdicts
+
+
+def test_an_instance_failure_the_conversation_survived_voids_the_case() -> None:
+    """Regression: this used to be a regex over warning texts in the runner; now the loop records it."""
+    record = clean_record()
+    record.note_instance_failure("confirm r1 failed: instance refused the call (POST /x -> 503)", record.turns[-1])
+    premises = check_premises(case(), record)
+    failed = [p for p in premises if not p.held]
+    assert [p.name for p in failed] == ["instance-undisturbed"]
+    assert "confirm r1 failed" in failed[0].reason
+    assert "confirm r1 failed" in record.turns[-1].errors[-1]
+    verdicts = [UnitVerdict(unit="check:mustContain#0", kind="check", label="y", status="pass", reason="r")]
+    assert [v.status for v in void_units(verdicts, premises)] == ["not_judged"]

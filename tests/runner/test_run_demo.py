@@ -150,22 +150,6 @@ async def test_faults_are_retried_or_reported_as_framework_issues(tmp_path: Path
                 assert v.attribution == "framework_issue"
 
 
-def test_instance_disturbance_voids_every_judged_unit() -> None:
-    from tests.report.factory import record, verdict
-
-    rec = record()
-    verdicts = [verdict("check:a", "pass"), verdict("check:b", "fail"), verdict("review#0", "reviewed")]
-    same, premises = pipeline.void_if_disturbed(rec, verdicts, [])
-    assert same == verdicts
-    assert premises == []
-    rec.turns[3].errors.append("confirm r1 failed: instance refused the call (POST /rest/x -> 503): {}")
-    voided, premises = pipeline.void_if_disturbed(rec, verdicts, [])
-    assert [v.status for v in voided] == ["not_judged", "not_judged", "reviewed"]
-    assert all(v.attribution == "framework_issue" for v in voided[:2])
-    assert premises[0].name == "instance-undisturbed"
-    assert not premises[0].held
-
-
 def test_sweep_ids_finds_what_the_agent_created_anywhere() -> None:
     found = pipeline.sweep_ids(
         [

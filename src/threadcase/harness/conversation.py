@@ -34,6 +34,7 @@ from threadcase.harness.models import ModelSettings
 from threadcase.user_proxy import ConversationView, ProxyStats, Script, ScriptedProxy, make_proxy
 from threadcase.user_proxy.actions import UnencodableAction
 from threadcase.user_proxy.deterministic import auto_approve
+from threadcase.user_proxy.director import ScriptTurn
 
 if TYPE_CHECKING:
     from threadcase.credentials.seeder import CredentialSeeder
@@ -46,6 +47,15 @@ logger = logging.getLogger(__name__)
 BUILD_FAILED_TIMEOUT = "BUILD FAILED: Run timed out with no scored result"
 DEFAULT_MESSAGE_BUDGET = 5
 OBSERVER_THRESHOLD_FOR_COMPACTION = 1000
+
+
+_OUTAGE_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
+
+
+def _provider_outage(payload: dict[str, Any]) -> bool:
+    """An ``error`` event that reports the model provider's outage (n8n passes the provider's status on)."""
+    status = payload.get("status") or payload.get("statusCode")
+    return isinstance(status, int) and status in _OUTAGE_STATUSES
 
 
 class Budgets(BaseModel):
@@ -124,7 +134,12 @@ def _script_for(case: schema.Case, opening: str, live_opening: str | None) -> Sc
         turns.insert(0, ("user", opening))
     else:
         turns[0] = ("user", opening)
-    return Script.from_texts(turns)
+    script = Script.from_texts(turns)
+    if live_opening is not None:
+        # A live opening is a real user's message (a replayed production turn), not a director script:
+        # brackets in it are what the user typed, so it is sent verbatim.
+        script.turns[0] = ScriptTurn(index=0, role="user", raw=live_opening, spoken=live_opening)
+    return script
 
 
 class _Conversation:
@@ -264,7 +279,12 @@ class _Conversation:
                 elif etype == "agent-completed":
                     pending_agents.discard(str(payload.get("agentId", "")))
                 elif etype == "error":
-                    assistant.errors.append(str(payload.get("message", "error event")))
+                    message = str(payload.get("message", "error event"))
+                    if _provider_outage(payload):
+                        # The model provider failed, not the agent: nothing after it says anything about the agent.
+                        self.record.note_instance_failure(f"provider outage during the run: {message}", assistant)
+                    else:
+                        assistant.errors.append(message)
                 elif etype == "run-finish":
                     rid = str(payload.get("runId") or event.runId or run_id)
                     assistant.finish_status = str(payload.get("status", "completed"))
@@ -316,7 +336,7 @@ class _Conversation:
             await self.client.confirm(request.requestId, body)
         except InstanceError as exc:
             widget.outcome = "no response"
-            assistant.errors.append(f"confirm {request.requestId} failed: {exc}")
+            self.record.note_instance_failure(f"confirm {request.requestId} failed: {exc}", assistant)
 
     async def cancel_run(self) -> None:
         with anyio.move_on_after(10, shield=True):
@@ -391,7 +411,7 @@ class _Conversation:
                 try:
                     await self.client.rename_workflow(saved[-1].id, rename_to)
                 except InstanceError as exc:
-                    self.record.warnings.append(
+                    self.record.note_instance_failure(
                         f"renaming workflow {saved[-1].id} outside the conversation failed: {exc}"
                     )
         if run_workflow_id:
@@ -484,7 +504,7 @@ async def converse(
         if not record.produced_output:
             raise
         record.ended_by = "error"
-        record.warnings.append(f"the conversation stopped on an instance error: {exc}")
+        record.note_instance_failure(f"the conversation stopped on an instance error: {exc}")
     finally:
         await conversation.proxy.aclose()
         conversation.stats["credential-test-bypassed"] = credentials.bypassed_count

@@ -104,17 +104,17 @@ async def _artifacts(client: InstanceClient, record: transcript.RunRecord, proje
         try:
             record.artifacts.workflows.append(await client.get_workflow(wid))
         except ThreadcaseError as exc:
-            record.warnings.append(f"built workflow {wid} could not be read: {exc}")
+            record.note_instance_failure(f"built workflow {wid} could not be read: {exc}")
     for aid in agent_ids:
         try:
             record.artifacts.agents.append(await client.get_agent(project_id, aid))
         except ThreadcaseError as exc:
-            record.warnings.append(f"built agent {aid} could not be read: {exc}")
+            record.note_instance_failure(f"built agent {aid} could not be read: {exc}")
     if table_ids:
         try:
             tables = await client.list_data_tables(project_id)
         except ThreadcaseError as exc:
-            record.warnings.append(f"data tables could not be listed: {exc}")
+            record.note_instance_failure(f"data tables could not be listed: {exc}")
         else:
             record.artifacts.data_tables.extend(t for t in tables if str(t.get("id")) in table_ids)
 
@@ -136,4 +136,4 @@ async def collect_after_conversation(
             tg.start_soon(_artifacts, client, record, project_id)
             tg.start_soon(_memory, client, record, thread_id)
     if scope.cancelled_caught:
-        record.warnings.append(f"post-conversation collection stopped after {seconds:g} s; the record is partial")
+        record.note_instance_failure(f"post-conversation collection stopped after {seconds:g} s; the record is partial")

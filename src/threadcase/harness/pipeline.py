@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import re
 import time
 import uuid
 from collections.abc import Iterable
@@ -29,6 +28,8 @@ from threadcase.credentials.seeder import CredentialSeeder
 from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.errors import RunError
 from threadcase.harness.grading import grade_case
+from threadcase.harness.grading.calibration import CalibrationResult
+from threadcase.harness.grading.execution import prepare_scenario_tables
 from threadcase.harness.instance import InstanceClient
 from threadcase.harness.lanes import Lane
 from threadcase.harness.loader import LoadedCase
@@ -41,10 +42,8 @@ __all__ = [
     "LaneResources",
     "PipelineConfig",
     "WorkItem",
-    "instance_disturbance",
     "run_case",
     "sweep_ids",
-    "void_if_disturbed",
 ]
 
 logger = logging.getLogger(__name__)
@@ -91,6 +90,8 @@ class PipelineConfig:
     case_deadline_seconds: float | None = None
     """Outer bound on one case-iteration (conversation budgets sit inside it); None = derived."""
     headers: dict[str, str] | None = None
+    calibration: CalibrationResult | None = None
+    """The judge's calibration for this run; a failed one makes its verdicts not judged."""
 
 
 def _deadline(config: PipelineConfig, item: WorkItem) -> float:
@@ -131,6 +132,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     seed: RestoredSeed | None = None
     thread_created = False
     settled = False
+    scenario_tables: list[str] = []
     verdicts: list[UnitVerdict] = []
     premises: list[PremiseResult] = []
     judge: dict[str, Any] = {}
@@ -143,6 +145,8 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
             thread_created = True
             await client.create_thread(thread_id, resources.project_id, source_context=source_context)
             await credentials.seed(thread_id, list(case.credentials))
+            # Before the build, so the agent can find the scenario's table and bind its real id.
+            scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
             live_opening: str | None = None
             if case.seed is not None:
                 snapshot = await take_snapshot(client, resources.project_id)
@@ -183,9 +187,10 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
             )
             settled = record.ended_by in _SETTLED
             record.finished_at = record.finished_at or utc_now()
-            grading = await grade_case(case, record, client=client, models=config.models)
+            grading = await grade_case(
+                case, record, client=client, models=config.models, calibration=config.calibration
+            )
             verdicts, premises, judge = list(grading.verdicts), list(grading.premises), dict(grading.judge)
-            verdicts, premises = void_if_disturbed(record, verdicts, premises)
     except TimeoutError:
         error = ErrorInfo(
             type="CaseTimeout",
@@ -195,14 +200,14 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     except RunError as exc:
         error = _error_info(exc)
     except anyio.get_cancelled_exc_class():
-        await _cleanup(client, resources, config, record, seed, credentials, thread_created)
+        await _cleanup(client, resources, config, record, seed, credentials, thread_created, scenario_tables)
         raise
     except Exception as exc:  # a bug or an unexpected answer in one case must not stop the others
         # The result carries type and message; the traceback is for whoever turns on debug logging,
         # never for the run's output.
         logger.debug("unexpected failure in case %s iteration %d", loaded.slug, item.iteration, exc_info=True)
         error = _error_info(exc)
-    await _cleanup(client, resources, config, record, seed, credentials, thread_created, settled)
+    await _cleanup(client, resources, config, record, seed, credentials, thread_created, scenario_tables, settled)
     finished = utc_now()
     return CaseResult(
         run_id=config.run_id,
@@ -220,51 +225,6 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
         error=error,
         judge={k: v for k, v in judge.items() if v is None or isinstance(v, str | int | float)},
     )
-
-
-# What an instance failure the conversation survived looks like in the record (the client's
-# InstanceError texts, as the conversation loop writes them into turn errors and warnings).
-_INSTANCE_TROUBLE = re.compile(
-    r"instance refused the call|instance answered with|no answer from https?://|event stream (?:closed|lost)"
-    r"|unexpected answer shape|InstanceError|-> 5\d\d\)",
-)
-
-
-def instance_disturbance(record: RunRecord) -> str | None:
-    """The first sign that the instance (not the agent) failed during the run, or None.
-
-    The conversation loop records an instance failure it could survive (a confirm that failed after
-    its retries, a credential it could not create) as a turn error or a warning and carries on; what
-    follows is then the harness's doing, not the agent's.
-    """
-    texts = [e for t in record.live_turns for e in t.errors] + list(record.warnings)
-    return next((text for text in texts if _INSTANCE_TROUBLE.search(text)), None)
-
-
-def void_if_disturbed(
-    record: RunRecord, verdicts: list[UnitVerdict], premises: list[PremiseResult]
-) -> tuple[list[UnitVerdict], list[PremiseResult]]:
-    """When the instance failed mid-run, no verdict on the agent can be trusted: all become not judged.
-
-    This is the premise "the run was not disturbed by the instance": like every failed premise it turns
-    each unit into ``not_judged`` with attribution ``framework_issue`` (never a red the agent did not earn,
-    and never a green the run did not test).
-    """
-    trouble = instance_disturbance(record)
-    if trouble is None:
-        return verdicts, premises
-    excerpt = trouble if len(trouble) <= 200 else trouble[:199] + "…"
-    reason = f"not judged — the instance failed during the run: {excerpt}"
-    voided = [
-        v
-        if v.status in ("not_judged", "reviewed")
-        else v.model_copy(update={"status": "not_judged", "reason": reason, "attribution": "framework_issue"})
-        for v in verdicts
-    ]
-    premise = PremiseResult(
-        name="instance-undisturbed", held=False, reason=f"the instance failed during the run: {excerpt}"
-    )
-    return voided, [*premises, premise]
 
 
 _SETTLED = frozenset({"done", "script-exhausted", "budget", "single-prompt"})
@@ -309,6 +269,7 @@ async def _cleanup(
     seed: RestoredSeed | None,
     credentials: CredentialSeeder,
     thread_created: bool,
+    scenario_tables: list[str],
     settled: bool = False,
 ) -> None:
     """Delete everything this case-iteration created; ``settled`` = the conversation ended normally.
@@ -347,6 +308,7 @@ async def _cleanup(
         found["workflow"] |= {w.id for w in record.artifacts.workflows}
         found["agent"] |= {a.id for a in record.artifacts.agents}
         found["table"] |= {str(t["id"]) for t in record.artifacts.data_tables if t.get("id")}
+        found["table"] |= set(scenario_tables)
         await _delete_all(client, resources, record, found)
         if thread_created:
             try:

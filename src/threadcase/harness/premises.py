@@ -4,7 +4,9 @@ A case whose premise did not hold tested nothing: a compaction case whose thread
 seeded case whose seed was never restored, a prior run that never ran, a run where the agent produced
 nothing at all. Every unit such a case carries becomes ``not_judged`` with the failed premise as the
 reason and attribution ``framework_issue``, so it is excluded from pass rates and listed in the
-report. The judge never sees these checks (it does see the memory rows, as ground truth).
+report. An instance failure the conversation survived (a confirm that never arrived, a built
+workflow that could not be read) is such a premise too: what followed was the harness's doing, not the
+agent's. The judge never sees these checks (it does see the memory rows, as ground truth).
 """
 
 from __future__ import annotations
@@ -61,6 +63,17 @@ def _agent_output(record: RunRecord) -> PremiseResult:
     return PremiseResult(name="agent-output", held=False, reason="the build produced no agent output")
 
 
+def _instance_undisturbed(record: RunRecord) -> PremiseResult:
+    if not record.instance_failures:
+        return PremiseResult(name="instance-undisturbed", held=True, reason="the instance answered every call")
+    first = record.instance_failures[0]
+    excerpt = first if len(first) <= 200 else first[:199] + "…"
+    more = f" (and {len(record.instance_failures) - 1} more)" if len(record.instance_failures) > 1 else ""
+    return PremiseResult(
+        name="instance-undisturbed", held=False, reason=f"the instance failed during the run: {excerpt}{more}"
+    )
+
+
 def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
     """Every premise that applies to this case, held or not, in a fixed order."""
     premises = []
@@ -70,6 +83,7 @@ def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
         premises.append(_prior_runs(case, record))
     if case.requires_memory_compaction:
         premises.append(_compaction(record))
+    premises.append(_instance_undisturbed(record))
     premises.append(_agent_output(record))
     return premises
 

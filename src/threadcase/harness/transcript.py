@@ -162,10 +162,19 @@ class RunRecord(_Record):
     seed: SeedOutcome = Field(default_factory=SeedOutcome)
     proxy_stats: dict[str, int] = Field(default_factory=dict)
     follow_ups_sent: int = 0
+    instance_failures: list[str] = Field(default_factory=list)
+    """Instance failures the conversation survived (a confirm that never arrived, a built workflow that
+    could not be read, ...): evidence the run did not test what the case says, so the premise
+    ``instance-undisturbed`` fails and nothing is judged."""
     ended_by: EndReason = "done"
     warnings: list[str] = Field(default_factory=list)
     started_at: datetime = Field(default_factory=utc_now)
     finished_at: datetime | None = None
+
+    def note_instance_failure(self, message: str, turn: Turn | None = None) -> None:
+        """Record an instance failure the conversation survived, where a reader will look for it."""
+        self.instance_failures.append(message)
+        (turn.errors if turn is not None else self.warnings).append(message)
 
     @property
     def live_turns(self) -> list[Turn]:

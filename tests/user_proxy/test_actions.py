@@ -116,6 +116,23 @@ async def test_wizard_parameters_credentials_and_creation() -> None:
     assert encoded.created_credentials == ["new-slackApi-1"]
 
 
+@pytest.mark.parametrize(("working_types", "created_working"), [(None, True), ([], False), (["slackApi"], True)])
+async def test_wizard_working_types_none_means_all_and_empty_means_none(
+    working_types: list[str] | None, created_working: bool
+) -> None:
+    """Regression: an empty list (a note scripting the credential as invalid) used to mean "all work"."""
+    request = _request(inputType="setup", setupRequests=[{"node": "Slack", "credentialType": "slackApi"}])
+    creds = FakeCredentials()
+    action = ApplySetupWizard(
+        action="apply_setup_wizard",
+        node_parameters_json="{}",
+        node_credentials_json=json.dumps({"Slack": {"slackApi": "create"}}),
+        working_credential_types=working_types,
+    )
+    await encode_confirmation(action, request, creds)
+    assert creds.created == [("slackApi", created_working)]
+
+
 async def test_wizard_bad_json_is_unencodable() -> None:
     request = _request(inputType="setup", setupRequests=[{"node": "Slack", "credentialType": "slackApi"}])
     action = ApplySetupWizard(

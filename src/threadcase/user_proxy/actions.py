@@ -96,7 +96,7 @@ class ApplySetupWizard(_Action):
     node_credentials_json: str | None
     """JSON object: node name -> {credential type: existing credential id, or "create"}; null = none."""
     working_credential_types: list[str] | None
-    """Credential types that should authenticate (the rest are created broken)."""
+    """Credential types that should authenticate (the rest are created broken); null = all of them."""
 
 
 class ApproveOrReject(_Action):
@@ -341,7 +341,8 @@ async def _encode_wizard(
     nodes = {r.node: r for r in request.setupRequests}
     params_in = _json_object(action.node_parameters_json, "nodeParametersJson")
     creds_in = _json_object(action.node_credentials_json, "nodeCredentialsJson")
-    working_types = set(action.working_credential_types or [])
+    # None (not said) means every type works; an empty list means none does (a scripted invalid credential).
+    working_types = None if action.working_credential_types is None else set(action.working_credential_types)
     params: dict[str, dict[str, Any]] = {}
     for node, values in params_in.items():
         if node not in nodes:
@@ -368,7 +369,7 @@ async def _encode_wizard(
             wanted = entry
         else:
             continue
-        working = not working_types or setup.credentialType in working_types
+        working = working_types is None or setup.credentialType in working_types
         chosen = await _resolve_credential(
             setup.credentialType, setup.existingCredentials, wanted, working, credentials, created, note
         )

@@ -12,6 +12,7 @@ finished. The journal already holds every finished case-iteration by then.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
 import uuid
@@ -24,6 +25,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from threadcase._util.fanout import fan_out
+from threadcase.demo_instance.settings import MISBEHAVIOURS
 from threadcase.harness.errors import ConfigError, InstanceError
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.harness.models import ModelSettings
@@ -31,21 +33,13 @@ from threadcase.harness.report import JOURNAL_NAME, JournalWriter, RunSummary, b
 from threadcase.harness.verdicts import CaseResult
 
 if TYPE_CHECKING:
+    from threadcase.harness.grading.calibration import CalibrationResult
     from threadcase.harness.pipeline import LaneResources
 
 __all__ = ["KNOWN_MISBEHAVIOURS", "RunSettings", "RunSummary", "default_output_dir", "execute", "run_suite"]
 
-KNOWN_MISBEHAVIOURS = frozenset(
-    {
-        "caves-under-pressure",
-        "reasks-answered",
-        "drops-change",
-        "rebuilds-instead-of-edit",
-        "ignores-declined",
-        "forgets-after-compaction",
-        "claims-done-without-credentials",
-    }
-)
+# One list, owned by the demo instance (settings only: importing it starts nothing).
+KNOWN_MISBEHAVIOURS = MISBEHAVIOURS
 
 
 def default_output_dir(now: datetime | None = None) -> Path:
@@ -99,6 +93,13 @@ class RunSettings(BaseModel):
     inactivity_seconds: float | None = Field(default=None, gt=0)
     """No event for this long cancels a run as stalled; None = the conversation's default."""
     cleanup_seconds: float = Field(default=30.0, gt=0)
+    calibration_set: Path | None = None
+    """Hand-labelled items the judge must agree with before its verdicts count; None =
+    ``cases/calibration/demo.jsonl``. Used only when a judge model is configured."""
+    calibration_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
+    """Minimum agreement with the labels; below it every judge verdict of the run is not judged."""
+    skip_calibration: bool = False
+    """Let an uncalibrated judge's verdicts count (recorded in each result's judge info)."""
 
     @field_validator("base_urls")
     @classmethod
@@ -236,6 +237,21 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     return LaneResources(clients=clients, project_id=project.id, preexisting=preexisting)
 
 
+DEFAULT_CALIBRATION_SET = Path("cases/calibration/demo.jsonl")
+
+
+async def _calibrate(settings: RunSettings) -> CalibrationResult:
+    from threadcase.harness.grading.calibration import calibrate_file
+
+    path = settings.calibration_set or DEFAULT_CALIBRATION_SET
+    if not path.exists():
+        raise ConfigError(
+            f"judge calibration set {str(path)!r} does not exist: pass --calibration-set FILE "
+            "(THREADCASE_CALIBRATION_SET), or --skip-calibration to let an uncalibrated judge grade"
+        )
+    return await calibrate_file(path, models=settings.models, threshold=settings.calibration_threshold)
+
+
 async def run_suite(
     settings: RunSettings,
     *,
@@ -282,6 +298,9 @@ async def run_suite(
         replay_dir=settings.replay_dir,
         cleanup_seconds=settings.cleanup_seconds,
     )
+    if settings.models.judge_enabled and not settings.skip_calibration:
+        # Before any case runs: a judge that disagrees with the labels must not grade this run.
+        config = dataclasses.replace(config, calibration=await _calibrate(settings))
     results: list[CaseResult] = []
     interrupted = False
     base_urls: list[str] = []

@@ -93,7 +93,7 @@ class CaseResult(_Model):
     premises: list[PremiseResult] = Field(default_factory=list)
     record: RunRecord | None = None
     error: ErrorInfo | None = None
-    judge: dict[str, str | float | int | None] = Field(default_factory=dict)
+    judge: dict[str, str | bool | int | float | None] = Field(default_factory=dict)
     """Which judge graded it and its calibration agreement, when a judge was configured."""
 
 

@@ -165,6 +165,29 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     help="Exported traces (<threadId>.json) instead of LangSmith.",
 )
 @click.option(
+    "--calibration-set",
+    type=click.Path(path_type=Path),
+    envvar="THREADCASE_CALIBRATION_SET",
+    show_envvar=True,
+    help="Labelled items the judge must agree with first. [default: cases/calibration/demo.jsonl]",
+)
+@click.option(
+    "--calibration-threshold",
+    type=float,
+    default=0.9,
+    show_default=True,
+    envvar="THREADCASE_CALIBRATION_THRESHOLD",
+    show_envvar=True,
+    help="Minimum judge agreement; below it judge verdicts are not judged.",
+)
+@click.option(
+    "--skip-calibration",
+    is_flag=True,
+    envvar="THREADCASE_SKIP_CALIBRATION",
+    show_envvar=True,
+    help="Let an uncalibrated judge's verdicts count.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -200,6 +223,9 @@ def run(
     demo_latency_ms: int,
     demo_seed: int,
     replay_dir: Path | None,
+    calibration_set: Path | None,
+    calibration_threshold: float,
+    skip_calibration: bool,
     as_json: bool,
     progress: bool,
 ) -> None:
@@ -225,6 +251,9 @@ def run(
         demo_latency_ms=demo_latency_ms,
         demo_seed=demo_seed,
         replay_dir=replay_dir,
+        calibration_set=calibration_set,
+        calibration_threshold=calibration_threshold,
+        skip_calibration=skip_calibration,
         models=ModelSettings.from_env(),
     )
     console = Console(stderr=as_json, highlight=False)

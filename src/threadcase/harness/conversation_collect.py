@@ -54,7 +54,7 @@ def saved_workflows(turns: list[transcript.Turn]) -> list[SavedWorkflow]:
 
 
 def built_ids(turns: list[transcript.Turn]) -> tuple[list[str], list[str], list[str]]:
-    """(workflow ids, agent ids, data table ids) the live conversation built or edited."""
+    """(workflow ids, agent ids, data table ids) the live conversation built or edited (agents: also read)."""
     live = [t for t in turns if not t.seeded]
     workflows = [w.id for w in saved_workflows(live)]
     agents: list[str] = []
@@ -64,8 +64,13 @@ def built_ids(turns: list[transcript.Turn]) -> tuple[list[str], list[str], list[
             result: dict[str, Any] = call.result if isinstance(call.result, dict) else {}
             if call.error is not None:
                 continue
-            if call.tool_name == "build-agent" and result.get("agentId") and str(result["agentId"]) not in agents:
-                agents.append(str(result["agentId"]))
+            # Any agent the live turns read or saved, not only build-agent results: an edit whose result
+            # omits the id, or a read followed by a claimed-but-unsaved edit, must still be read back so
+            # the agent checks can see the seeded agent as it was left.
+            agent_id = str(result.get("agentId") or call.args.get("agentId") or "")
+            touched = "agent" in call.tool_name and not call.tool_name.startswith("delete-")
+            if agent_id and touched and agent_id not in agents:
+                agents.append(agent_id)
             table = result.get("table")
             if call.tool_name == "create-data-table" and isinstance(table, dict) and table.get("id"):
                 tables.append(str(table["id"]))

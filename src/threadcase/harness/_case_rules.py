@@ -334,6 +334,42 @@ def inline_seed_problems(seed: InlineSeed) -> list[Problem]:
     return problems
 
 
+# --- agent checks ----------------------------------------------------------------------------------
+
+
+def _agent_check_problems(case: Case, inline: InlineSeed | None) -> list[Problem]:
+    """The seeded-skill checks name skills the seed declares; no entry asks for a thing and its opposite."""
+    checks = case.checks
+    if checks is None:
+        return []
+    problems: list[Problem] = []
+    declared = sorted({skill_id for agent in (inline.agents if inline else []) for skill_id in agent.skills})
+    for key, values in (
+        ("agentSkillsUnchanged", checks.agent_skills_unchanged),
+        ("agentSkillsChanged", checks.agent_skills_changed),
+    ):
+        for index, skill_id in enumerate(values):
+            if skill_id not in declared:
+                needs = "" if declared else "; this check needs an inline seed whose agents declare skills"
+                problems.append(
+                    (
+                        f"checks.{key}[{index}]",
+                        f"{skill_id!r} is not a skill id of any seed agent ({_declared(declared)}){needs}; "
+                        "list ids from seed.agents[].skills",
+                    )
+                )
+    for key, values, other_key, other in (
+        ("agentSkillsChanged", checks.agent_skills_changed, "agentSkillsUnchanged", checks.agent_skills_unchanged),
+        ("agentSkillsAbsent", checks.agent_skills_absent, "agentSkillsPresent", checks.agent_skills_present),
+    ):
+        for index, value in enumerate(values):
+            if value in other:
+                problems.append(
+                    (f"checks.{key}[{index}]", f"{value!r} is also in checks.{other_key}; it cannot be both")
+                )
+    return problems
+
+
 # --- the case as a whole ---------------------------------------------------------------------------
 
 
@@ -393,6 +429,7 @@ def case_problems(case: Case) -> list[Problem]:
                     )
                 )
     problems += _duplicates([s.name for s in case.execution_scenarios], "scenario name", "executionScenarios")
+    problems += _agent_check_problems(case, inline)
     if case.unit_count == 0:
         problems.append(
             (

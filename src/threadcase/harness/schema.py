@@ -42,6 +42,7 @@ from threadcase.harness import _case_rules as rules
 __all__ = [
     "FORBIDDEN_KEYS",
     "RULES_ERROR_TYPE",
+    "AgentSkillContains",
     "Attach",
     "Case",
     "CaseMode",
@@ -536,8 +537,22 @@ def _non_blank_items(values: list[str]) -> list[str]:
 Strings = Annotated[list[str], AfterValidator(_non_blank_items)]
 
 
+class AgentSkillContains(_Strict):
+    """A skill of the final agent must contain a text (what a change request asked for)."""
+
+    skill: NonBlank
+    """The skill's id, or its name (compared ignoring case)."""
+    contains: NonBlank
+    """A case-sensitive substring of the skill body's text fields (name, description, instructions, ...)."""
+
+
 class Checks(_Strict):
-    """threadcase's deterministic checks (the only key that is not n8n's); each entry is one graded unit."""
+    """threadcase's deterministic checks (the only key that is not n8n's); each entry is one graded unit.
+
+    The ``agent*`` checks read the agents as they are after the conversation. The *final agent* is the seed
+    agent the opening turn attaches, else the agent the last successful ``build-agent`` saved, else the last
+    agent the conversation read; with no agent read back, those checks are not judged.
+    """
 
     must_contain: Strings = Field(default_factory=list)
     """Case-sensitive substrings that must appear in the agent's live messages joined with a space."""
@@ -565,6 +580,20 @@ class Checks(_Strict):
     """At most this many clarifying questions asked of the user across the conversation."""
     no_repeated_questions: bool = False
     """True: no question is asked twice (an answered or skipped question is never re-asked)."""
+    agent_skills_unchanged: Strings = Field(default_factory=list)
+    """Skill ids of a seeded agent (declared in ``seed.agents[].skills``) whose bodies must be identical after
+    the conversation, field for field, and still listed in the agent's ``config.skills``."""
+    agent_skills_changed: Strings = Field(default_factory=list)
+    """Skill ids of a seeded agent (declared in ``seed.agents[].skills``) whose bodies must differ from the seed
+    after the conversation (edited in place, not removed)."""
+    agent_skills_present: Strings = Field(default_factory=list)
+    """Skill ids or names (names compared ignoring case) the final agent must have."""
+    agent_skills_absent: Strings = Field(default_factory=list)
+    """Skill ids or names (names compared ignoring case) the final agent must not have."""
+    agent_instructions_contain: Strings = Field(default_factory=list)
+    """Case-sensitive substrings of the final agent's ``config.instructions``."""
+    agent_skill_contains: list[AgentSkillContains] = Field(default_factory=list)
+    """Texts a named skill of the final agent must contain (a change applied as asked)."""
 
     @field_validator("transcript_rules")
     @classmethod
@@ -587,6 +616,12 @@ class Checks(_Strict):
         keys += [f"check:nodeParameters#{i}" for i in range(len(self.node_parameters))]
         keys += [f"check:toolsCalled#{i}" for i in range(len(self.tools_called))]
         keys += [f"check:toolsNotCalled#{i}" for i in range(len(self.tools_not_called))]
+        keys += [f"check:agentSkillsUnchanged#{i}" for i in range(len(self.agent_skills_unchanged))]
+        keys += [f"check:agentSkillsChanged#{i}" for i in range(len(self.agent_skills_changed))]
+        keys += [f"check:agentSkillsPresent#{i}" for i in range(len(self.agent_skills_present))]
+        keys += [f"check:agentSkillsAbsent#{i}" for i in range(len(self.agent_skills_absent))]
+        keys += [f"check:agentInstructionsContain#{i}" for i in range(len(self.agent_instructions_contain))]
+        keys += [f"check:agentSkillContains#{i}" for i in range(len(self.agent_skill_contains))]
         keys += ["check:maxClarifyingQuestions"] if self.max_clarifying_questions is not None else []
         keys += ["check:noRepeatedQuestions"] if self.no_repeated_questions else []
         keys += [f"review#{i}" for i in range(len(self.review))]

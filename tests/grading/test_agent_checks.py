@@ -191,3 +191,12 @@ def test_without_attach_the_final_agent_is_the_one_build_agent_saved_last() -> N
     verdicts = grade(record(edited_agent(), other, calls=[read]), attach=False)
     assert verdicts["check:agentSkillsPresent#0"].status == "fail"
     assert "agent 'Other' has no skill" in verdicts["check:agentSkillsPresent#0"].reason
+
+
+def test_a_seeded_skill_check_on_a_case_without_that_seed_skill_is_not_judged() -> None:
+    """The loader refuses it; a case assembled around the loader must still never pass for free."""
+    bare = case(checks={"mustContain": ["x"]})
+    checks = schema.Checks.model_validate({"agentSkillsUnchanged": ["billing"]})
+    verdicts = run_checks(bare.model_copy(update={"checks": checks}), record(edited_agent()))
+    assert [v.status for v in verdicts] == ["not_judged"]
+    assert "no seed agent declares the skill 'billing'" in verdicts[0].reason

@@ -393,6 +393,8 @@ def _seeded_skill(
     """One ``agentSkillsUnchanged`` / ``agentSkillsChanged`` entry, over every seed agent declaring the skill."""
     seed = case.inline_seed
     owners = [agent for agent in (seed.agents if seed else []) if skill_id in agent.skills]
+    if not owners:  # refused at load; a case built around the loader must still not pass for free
+        return _not_judged(unit, label, f"no seed agent declares the skill {skill_id!r}: nothing to compare with")
     collected = _collected_agents(record)
     passes: list[str] = []
     gaps: list[tuple[str, Attribution]] = []

@@ -88,7 +88,7 @@ def test_a_clean_in_place_edit_passes_every_agent_check_with_evidence() -> None:
     assert {u: v.status for u, v in verdicts.items() if v.status != "pass"} == {}
     assert "identical to the seed" in verdicts["check:agentSkillsUnchanged#0"].reason
     changed = verdicts["check:agentSkillsChanged#0"].reason
-    assert '"Post incidents to #ops."' in changed
+    assert "instructions was 'Post incidents to #ops.', now 'Page the on-call engineer for P1 incidents.'" in changed
     assert "Page the on-call engineer" in changed
     assert "Handover" in verdicts["check:agentSkillsPresent#1"].reason
     assert "attached agent 'Ops Helper'" in verdicts["check:agentInstructionsContain#0"].reason
@@ -111,6 +111,10 @@ def test_a_whitespace_only_change_or_an_added_field_is_a_change() -> None:
     agent.skills["handover"]["references"] = ["runbook"]
     verdicts = grade(record(agent))
     assert verdicts["check:agentSkillsUnchanged#0"].status == "fail"
+    assert (
+        "was …'ling stays exactly as written.', now …'ling stays exactly as written. '"
+        in verdicts["check:agentSkillsUnchanged#0"].reason
+    )
     assert verdicts["check:agentSkillsUnchanged#1"].status == "fail"
     assert "references was added" in verdicts["check:agentSkillsUnchanged#1"].reason
 

@@ -362,6 +362,11 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+def _snippet(text: str, lo: int, hi: int) -> str:
+    # repr, not _quote: a difference in whitespace alone must stay visible in the excerpt.
+    return ("…" if lo > 0 else "") + repr(text[lo:hi]) + ("…" if hi < len(text) else "")
+
+
 def _difference(before: dict[str, Any], after: dict[str, Any]) -> str:
     """The first field that differs, with a short excerpt of both sides around the first differing character."""
     for key in sorted(set(before) | set(after)):
@@ -375,10 +380,7 @@ def _difference(before: dict[str, Any], after: dict[str, Any]) -> str:
         if isinstance(old, str) and isinstance(new, str):
             at = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
             lo = max(0, at - 30)
-            return (
-                f"{key} was {_quote(('…' if lo else '') + old[lo : at + 50], 90)}, "
-                f"now {_quote(('…' if lo else '') + new[lo : at + 50], 90)}"
-            )
+            return f"{key} was {_snippet(old, lo, at + 50)}, now {_snippet(new, lo, at + 50)}"
         return f"{key} was {_quote(_canonical(old), 80)}, now {_quote(_canonical(new), 80)}"
     return "no field differs"
 

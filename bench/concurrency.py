@@ -1,9 +1,17 @@
 """Concurrency to the bound: N cases × T turns of agent latency L at concurrency C.
 
-Generates 200 four-turn cases in a temporary directory, serves the demo instance with
-``latency_ms=100`` (every agent step sleeps 100 ms), and runs them at concurrency 50 through the real
-runner (threads, credentials, conversation, grading, journal, cleanup). The ideal wall time is
-``ceil(N/C) · T · L``; the last line prints the measured wall, the bound and their ratio (target ≤ 1.10).
+Generates 200 four-turn cases in a temporary directory, serves the demo instance in its own process
+with ``--latency-ms 100`` (every agent step sleeps 100 ms), and runs them at concurrency 50 through
+the real runner (threads, credentials, conversation, grading, journal, cleanup). The ideal wall time
+is ``ceil(N/C) · T · L``; the last line prints the measured wall, the bound and their ratio (target ≤ 1.10).
+
+L is *measured*, not assumed: the generated turns are acknowledgements the demo agent answers in one
+step (no tool call, no widget), and before the timed run a probe plays the same conversation on a few
+idle threads and takes, per turn, the server's own run duration (run debug: the run's ``startedAt`` to
+its last step's ``createdAt``, i.e. run-start to run-finish). Their median is L; the probe also checks
+every turn took exactly one agent step, so L really is one latency plus the instance's own work per
+turn. ``turn_latency=`` prints it before the final line; the client-side run-start → run-finish
+median of the same probe is printed next to it for comparison.
 
 Run: ``python -m bench.concurrency [--cases 200] [--turns 4] [--latency-ms 100] [--concurrency 50]``.
 """
@@ -14,18 +22,23 @@ import argparse
 import json
 import math
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import anyio
 from pydantic import SecretStr
 
+from threadcase import wire
 from threadcase.demo_instance import DemoSettings
+from threadcase.harness.instance import InstanceClient
 from threadcase.harness.runner import RunSettings, run_suite
 
 # One agent step per turn: an acknowledgement the demo agent answers with one sentence and no tool
@@ -65,6 +78,49 @@ def demo_process(latency_ms: int) -> Iterator[str]:
         proc.wait(timeout=20)
 
 
+PROBE_THREADS = 3
+
+
+def _instant(stamp: str) -> datetime:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+
+
+async def probe_turn_latency(url: str, email: str, password: str, turns: int) -> tuple[float, float]:
+    """(server-side, client-side) median seconds of one generated turn on an idle instance."""
+    server: list[float] = []
+    client_side: list[float] = []
+    async with InstanceClient(url, email=email, password=password) as client:
+        project = await client.personal_project()
+        for _ in range(PROBE_THREADS):
+            thread_id = str(uuid.uuid4())
+            await client.create_thread(thread_id, project.id)
+            try:
+                async with client.subscribe(thread_id) as sub:
+                    for t in range(turns):
+                        run_id = await client.chat(thread_id, wire.ChatRequest(message=TURN_TEXTS[t % len(TURN_TEXTS)]))
+                        started: float | None = None
+                        while True:
+                            event = await sub.next_event(30)
+                            if event is None:
+                                raise RuntimeError(f"probe run {run_id} sent no event for 30 s")
+                            if event.type == "run-start":
+                                started = time.perf_counter()
+                            elif event.type == "run-finish" and event.payload.get("runId") == run_id:
+                                if started is not None:
+                                    client_side.append(time.perf_counter() - started)
+                                break
+                        debug = (await client.http.get(f"/rest/instance-ai/debug/runs/{run_id}")).json()["data"]
+                        steps = debug["steps"]
+                        if len(steps) != 1:
+                            raise RuntimeError(
+                                f"a generated turn took {len(steps)} agent steps, not 1: the bound is off"
+                            )
+                        server.append((_instant(steps[-1]["createdAt"]) - _instant(debug["startedAt"])).total_seconds())
+            finally:
+                await client.delete_thread(thread_id)
+    return statistics.median(server), statistics.median(client_side)
+
+
 async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> None:
     with tempfile.TemporaryDirectory(prefix="threadcase-bench-") as tmp:
         suite = Path(tmp) / "cases"
@@ -72,6 +128,9 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
         write_cases(suite, cases, turns)
         settings = DemoSettings()
         with demo_process(latency_ms) as url:
+            turn_latency, turn_latency_client = await probe_turn_latency(
+                url, settings.email, settings.password.get_secret_value(), turns
+            )
             run = RunSettings(
                 suite=suite,
                 base_urls=[url],
@@ -84,12 +143,13 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
             summary = await run_suite(run)
             wall = time.perf_counter() - started
             cpu = time.process_time() - cpu_started
-        bound = math.ceil(cases / concurrency) * turns * latency_ms / 1000
+        bound = math.ceil(cases / concurrency) * turns * turn_latency
         errored = summary.units.errored
         print(
             f"cases={summary.case_iterations} passed_units={summary.units.passed} errored={errored} "
-            f"exit={summary.exit_code} harness_cpu={cpu:.3f}"
+            f"exit={summary.exit_code} harness_cpu={cpu:.3f} cpu_per_case_ms={1000 * cpu / max(1, cases):.1f}"
         )
+        print(f"turn_latency={turn_latency:.4f} turn_latency_client={turn_latency_client:.4f} latency_ms={latency_ms}")
         print(f"ratio={wall / bound:.3f} wall={wall:.3f} bound={bound:.3f}")
 
 

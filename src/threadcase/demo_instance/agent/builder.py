@@ -26,7 +26,13 @@ from threadcase.demo_instance.agent.agents import (
 from threadcase.demo_instance.agent.answers import answer_question, is_question
 from threadcase.demo_instance.agent.credentials import CredentialOutcome, connect_account, resolve_credentials
 from threadcase.demo_instance.agent.details import fill_details
-from threadcase.demo_instance.agent.edits import Change, apply_change, named_workflow, parse_change
+from threadcase.demo_instance.agent.edits import (
+    Change,
+    apply_change,
+    named_workflow,
+    parse_change,
+    unparsed_subclauses,
+)
 from threadcase.demo_instance.agent.parse import ActionSpec, BuildSpec, parse_build, split_changes
 from threadcase.demo_instance.agent.protocol import AgentContext, ToolFailed, TurnInput
 from threadcase.demo_instance.agent.talk import speak
@@ -475,6 +481,11 @@ async def _apply_changes(
         parsed = parse_change(clause, workflow)
         if not parsed:
             problems.append(f"I didn't understand “{clause.strip()}”, so I left it out.")
+        else:
+            # Never skip part of a sentence silently: a part that names no change is said back.
+            problems += [
+                f"I didn't understand “{part}”, so I left it out." for part in unparsed_subclauses(clause, workflow)
+            ]
         changes.extend((index, change) for change in parsed)
     added = [c.action for _, c in changes if c.kind == "add" and c.action is not None]
     error_specs = [c.value for _, c in changes if c.kind == "error_handling"]

@@ -27,7 +27,15 @@ from threadcase.demo_instance.agent.parse import (
     parse_trigger,
 )
 
-__all__ = ["Change", "apply_change", "filter_spec_of", "named_workflow", "parse_change", "strip_workflow_reference"]
+__all__ = [
+    "Change",
+    "apply_change",
+    "filter_spec_of",
+    "named_workflow",
+    "parse_change",
+    "strip_workflow_reference",
+    "unparsed_subclauses",
+]
 
 ChangeKind = Literal[
     "rename",
@@ -168,10 +176,57 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
             changes.append(Change("add", f"added a {n.ACTION_TYPES[action.kind][1]} step", action=action))
             continue
         changes.extend(_param_changes(action, existing))
-    if not changes:
-        # A bare "#channel" / address / URL with "instead" still names a value for the one matching node.
-        changes.extend(_bare_value_changes(body, workflow))
+    # A bare "#channel" / address / URL still names a value for the one matching node, also next to
+    # another change ("change the channel to #ops and run it every hour"): a value another change
+    # already uses (an added step's channel, the alert channel) is not applied twice.
+    changes.extend(_bare_value_changes(body, workflow, _used_values(changes)))
     return changes
+
+
+def _used_values(changes: list[Change]) -> set[str]:
+    used: set[str] = set()
+    for change in changes:
+        used.update(str(v) for v in change.params.values() if isinstance(v, str))
+        if change.action is not None:
+            used.update(str(v) for v in change.action.params.values() if isinstance(v, str))
+        if isinstance(change.value, ErrorHandlingSpec) and change.value.alert_channel:
+            used.add(change.value.alert_channel)
+    return used
+
+
+_SUBCLAUSE_SPLIT_RE = re.compile(r"[;!?\n]+|\.(?=\s|$)|,\s*|\s+and\s+|\s+then\s+", re.IGNORECASE)
+_QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”")
+_FILLER_RE = re.compile(
+    r"^(?:(?:and|then|also|please|now|too|instead|as\s+well|thanks?(?:\s+you)?|thank\s+you|that'?s\s+(?:all|it)|"
+    r"for\s+me|ok(?:ay)?|great|perfect|cool)\b[\s,.!]*)*$",
+    re.IGNORECASE,
+)
+
+
+def unparsed_subclauses(clause: str, workflow: dict[str, Any]) -> list[str]:
+    """Parts of a one-sentence change request that name no change of their own.
+
+    "Change the channel to #ops and make it faster" applies the channel and reports "make it faster"
+    instead of silently skipping it. Each part is parsed alone against the workflow; quoted text is
+    never split; thanks/please/instead-style filler is not a part.
+    """
+    quoted: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        quoted.append(match.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    masked = _QUOTED_RE.sub(hide, clause)
+    parts = [p.strip() for p in _SUBCLAUSE_SPLIT_RE.split(masked) if p.strip()]
+    if len(parts) < 2:
+        return []
+    left: list[str] = []
+    for part in parts:
+        text = re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], part)
+        if _FILLER_RE.match(text) or parse_change(text, workflow):
+            continue
+        left.append(text)
+    return left
 
 
 def _new_time(text: str, workflow: dict[str, Any]) -> TriggerSpec | None:
@@ -232,29 +287,26 @@ def _param_changes(action: ActionSpec, node: dict[str, Any]) -> list[Change]:
     return []
 
 
-def _bare_value_changes(body: str, workflow: dict[str, Any]) -> list[Change]:
-    channel = CHANNEL_RE.search(body)
+def _bare_value_changes(body: str, workflow: dict[str, Any], used: set[str]) -> list[Change]:
+    changes: list[Change] = []
+    channel = next((f"#{m}" for m in CHANNEL_RE.findall(body) if f"#{m}" not in used), None)
     slack = _find(workflow, "n8n-nodes-base.slack")
     if channel and slack is not None:
-        value = f"#{channel.group(1)}"
-        return [Change("param", f"changed the Slack channel to {value}", node=slack["name"], params={"channel": value})]
-    email = EMAIL_RE.search(body)
+        changes.append(
+            Change("param", f"changed the Slack channel to {channel}", node=slack["name"], params={"channel": channel})
+        )
+    email = next((m for m in EMAIL_RE.findall(body) if m not in used), None)
     gmail = _find(workflow, "n8n-nodes-base.gmail")
     if email and gmail is not None:
-        return [
-            Change(
-                "param",
-                f"changed the email recipient to {email.group(0)}",
-                node=gmail["name"],
-                params={"sendTo": email[0]},
-            )
-        ]
-    url = URL_RE.search(body)
+        changes.append(
+            Change("param", f"changed the email recipient to {email}", node=gmail["name"], params={"sendTo": email})
+        )
+    urls = [u.rstrip(".,;:!?") for u in URL_RE.findall(body)]
+    url = next((u for u in urls if u not in used), None)
     http = _find(workflow, "n8n-nodes-base.httpRequest")
     if url and http is not None:
-        value = url.group(0).rstrip(".,;:!?")
-        return [Change("param", f"changed the URL to {value}", node=http["name"], params={"url": value})]
-    return []
+        changes.append(Change("param", f"changed the URL to {url}", node=http["name"], params={"url": url}))
+    return changes
 
 
 def apply_change(workflow: dict[str, Any], change: Change) -> str | None:

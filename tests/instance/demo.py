@@ -7,6 +7,7 @@ The app object is kept so tests can look at the demo's own store for what the AP
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -36,8 +37,8 @@ class Demo:
         assert doc is not None, f"thread {thread_id} does not exist on the demo"
         return dict(doc)
 
-    def client(self) -> InstanceClient:
-        return InstanceClient(self.url, email=DEFAULT_EMAIL, password=DEFAULT_PASSWORD, retry=FAST_RETRY)
+    def client(self, *, claims: Counter[str] | None = None) -> InstanceClient:
+        return InstanceClient(self.url, email=DEFAULT_EMAIL, password=DEFAULT_PASSWORD, retry=FAST_RETRY, claims=claims)
 
 
 def serve_demo(settings: DemoSettings | None = None) -> Iterator[Demo]:

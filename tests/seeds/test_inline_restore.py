@@ -245,6 +245,24 @@ async def test_two_runs_of_one_seed_at_once_do_not_collide(demo: Demo, demo_clie
     assert await _state(client, project_id) == before
 
 
+async def test_runs_through_different_clients_sharing_claims_do_not_evict_each_other(demo: Demo) -> None:
+    """Regression: claims lived on one client, and the runner spreads a lane's cases over several, so a
+    case whose snapshot saw another live case's seed (made through a sibling client) deleted it."""
+    seed = _seed("sibling")
+    async with demo.client() as first, demo.client(claims=first.claims) as second:
+        thread_a, project_id = await _thread(first)
+        a = await _restore(first, seed, thread_a, project_id, await take_snapshot(first, project_id))
+        thread_b, _ = await _thread(second)
+        # B's snapshot sees A's live workflows: only the shared claims keep B from evicting them.
+        b = await _restore(second, seed, thread_b, project_id, await take_snapshot(second, project_id))
+        workflows = {w.id for w in await second.list_workflows()}
+        assert set(a.created.workflow_ids) <= workflows
+        assert set(b.created.workflow_ids) <= workflows
+        await cleanup_created(first, a.created)
+        await cleanup_created(second, b.created)
+        assert not first.claims
+
+
 async def test_leftovers_of_an_earlier_run_are_evicted_but_nothing_newer(demo: Demo) -> None:
     seed = _seed("left")
     async with demo.client() as crashed:

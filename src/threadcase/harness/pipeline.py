@@ -36,7 +36,7 @@ from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.transcript import RunRecord, utc_now
 from threadcase.harness.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
-from threadcase.seeds.inline import RestoredSeed, cleanup_created, restore_inline_seed, take_snapshot
+from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
 
 __all__ = [
     "LaneResources",
@@ -70,6 +70,9 @@ class LaneResources:
     project_id: str
     preexisting: set[str] = field(default_factory=set)
     """Ids of workflows, data tables and credentials that existed before the run: never deleted."""
+    snapshot: InstanceSnapshot | None = None
+    """What existed on the instance when the run started: seed eviction only ever deletes leftovers
+    from before this run (never what a concurrent case of this run created)."""
     _turn: itertools.count[int] = field(default_factory=itertools.count)
 
     def pick(self) -> InstanceClient:
@@ -149,7 +152,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
             scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
             live_opening: str | None = None
             if case.seed is not None:
-                snapshot = await take_snapshot(client, resources.project_id)
+                snapshot = resources.snapshot or InstanceSnapshot(project_id=resources.project_id)
                 if case.seed.mode == "inline":
                     seed = await restore_inline_seed(
                         client,

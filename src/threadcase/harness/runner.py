@@ -210,6 +210,7 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     """Log in to one instance (a few clients, see :data:`CASES_PER_CLIENT`) and note what pre-exists."""
     from threadcase.harness.instance import InstanceClient
     from threadcase.harness.pipeline import LaneResources
+    from threadcase.seeds.inline import take_snapshot
 
     first = InstanceClient(url, email=email, password=password)
     healthy = await first.health()
@@ -221,8 +222,9 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
             path="/healthz/readiness",
         )
     clients: list[InstanceClient] = []
+    claims = first.claims  # one registry per lane: a claim made through any client protects the artifact
     for index in range(min(MAX_CLIENTS_PER_LANE, max(1, -(-cap // CASES_PER_CLIENT)))):
-        client = first if index == 0 else InstanceClient(url, email=email, password=password)
+        client = first if index == 0 else InstanceClient(url, email=email, password=password, claims=claims)
         try:
             clients.append(await stack.enter_async_context(client))
         except InstanceError as exc:
@@ -234,7 +236,8 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     preexisting = {w.id for w in await client.list_workflows()}
     preexisting |= {c.id for c in await client.list_credentials()}
     preexisting |= {str(t.get("id")) for t in await client.list_data_tables(project.id)}
-    return LaneResources(clients=clients, project_id=project.id, preexisting=preexisting)
+    snapshot = await take_snapshot(client, project.id)
+    return LaneResources(clients=clients, project_id=project.id, preexisting=preexisting, snapshot=snapshot)
 
 
 DEFAULT_CALIBRATION_SET = Path("cases/calibration/demo.jsonl")

@@ -75,6 +75,7 @@ class InstanceClient:
         retry: RetryPolicy | None = None,
         secrets: Iterable[str] = (),
         transport: httpx.AsyncBaseTransport | None = None,
+        claims: Counter[str] | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.email = email
@@ -84,10 +85,11 @@ class InstanceClient:
         self.redactor = Redactor([password, *environment_secrets(os.environ), *secrets])
         self._transport = transport
         self._http: httpx.AsyncClient | None = None
-        self.claims: Counter[str] = Counter()
-        """Keys of resources that runs in progress through this client own (``workflow:<id>``,
-        ``folder:<project>:<name>``, ``project:<name>``): seed eviction never deletes a claimed one,
-        so concurrent runs of one seeded case cannot delete each other's artifacts."""
+        self.claims: Counter[str] = Counter() if claims is None else claims
+        """Keys of resources that runs in progress own (``workflow:<id>``, ``folder:<project>:<name>``,
+        ``project:<name>``): seed eviction never deletes a claimed one, so concurrent runs of one seeded
+        case cannot delete each other's artifacts. Pass one Counter to every client of an instance (the
+        runner does, per lane): claims held through another client are then respected too."""
 
     def __repr__(self) -> str:
         return f"InstanceClient({self.base_url!r}, email={self.email!r})"

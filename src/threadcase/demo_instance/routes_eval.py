@@ -15,7 +15,7 @@ from threadcase.demo_instance.apierror import ApiError
 from threadcase.demo_instance.events import utc_now
 from threadcase.demo_instance.mock_exec import execute_with_mock
 from threadcase.demo_instance.platform import Platform, ok, parse_body
-from threadcase.demo_instance.resources import new_id, new_workflow_doc
+from threadcase.demo_instance.resources import new_id, new_workflow_doc, visible_credentials
 from threadcase.wire import (
     ExecuteWithMockRequest,
     RestoreThreadRequest,
@@ -60,6 +60,39 @@ def _blank_credentials(value: Any) -> Any:
     if isinstance(value, list):
         return [_blank_credentials(item) for item in value]
     return value
+
+
+def _resolve_node_credentials(nodes: list[dict[str, Any]], visible: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seed node credentials resolved within the thread's credential view (n8n, facts §4.3).
+
+    A seed carries the credential ids of the instance it came from; each is replaced by the thread's
+    visible credential of the same type (same name first, else the only one of that type), so a
+    concurrent case's same-named credential is never picked. No match: the credential is dropped and
+    the node shows as needing setup, never a dangling id.
+    """
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for doc in visible:
+        by_type.setdefault(str(doc.get("type")), []).append(doc)
+    out: list[dict[str, Any]] = []
+    for node in nodes:
+        creds = node.get("credentials")
+        if not isinstance(creds, dict):
+            out.append(node)
+            continue
+        resolved: dict[str, Any] = {}
+        for cred_type, ref in creds.items():
+            candidates = by_type.get(str(cred_type), [])
+            name = ref.get("name") if isinstance(ref, dict) else None
+            match = next((c for c in candidates if name is not None and c.get("name") == name), None)
+            if match is None and len(candidates) == 1:
+                match = candidates[0]
+            if match is not None:
+                resolved[cred_type] = {"id": match["id"], "name": match["name"]}
+        node = {k: v for k, v in node.items() if k != "credentials"}
+        if resolved:
+            node["credentials"] = resolved
+        out.append(node)
+    return out
 
 
 def _ordered_folders(folders: list[dict[str, Any]]) -> list[int]:
@@ -174,6 +207,7 @@ async def restore_thread(request: Request) -> JSONResponse:
 
     # --- create, all or nothing ---------------------------------------------------------------
     now = utc_now()
+    visible = visible_credentials(store, thread, user.id)
     try:
         with store.tx():
             for index in folder_order:
@@ -207,7 +241,7 @@ async def restore_thread(request: Request) -> JSONResponse:
                     workflow_id=workflow["id"],
                     project_id=project_id,
                     name=workflow["name"],
-                    nodes=json.loads(nodes_json),
+                    nodes=_resolve_node_credentials(json.loads(nodes_json), visible),
                     connections=workflow.get("connections", {}),
                     parent_folder_id=folder_ids.get(parent, parent) if parent else None,
                     active=bool(workflow.get("published")),

@@ -101,16 +101,20 @@ TurnEnd = Literal["finished", "stalled", "timeout"]
 class _SeederCredentials:
     """Adapts the credential seeder to the proxy's ``CredentialProvider``: create, pin, then answer."""
 
-    def __init__(self, seeder: CredentialSeeder, thread_id: str) -> None:
+    def __init__(self, seeder: CredentialSeeder, thread_id: str, record: transcript.RunRecord) -> None:
         self._seeder = seeder
         self._thread_id = thread_id
+        self._record = record
 
     async def create(self, credential_type: str, *, working: bool) -> str:
         try:
             created = await self._seeder.create_for_proxy(self._thread_id, credential_type, working=working)
         except ThreadcaseError as exc:
-            # The decision cannot be carried out; the proxy falls back to its scripted answer.
-            raise UnencodableAction(f"could not create a {credential_type} credential: {exc}") from exc
+            message = f"could not create a {credential_type} credential for the user: {exc}"
+            # The user could not do what the script says; what the agent does next is not its own doing.
+            self._record.note_instance_failure(message)
+            # The proxy falls back to its scripted answer.
+            raise UnencodableAction(message) from exc
         return created.id
 
 
@@ -167,7 +171,7 @@ class _Conversation:
         self.single_prompt = case.mode == "single-prompt"
         self.stats = ProxyStats()
         self.proxy: ScriptedProxy = make_proxy(script, models, stats=self.stats)
-        self.provider = _SeederCredentials(credentials, thread_id)
+        self.provider = _SeederCredentials(credentials, thread_id, record)
         self.turn_budget = budgets.turn_budget(case)
         self.conversation_deadline = 0.0
 

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -26,7 +27,7 @@ from threadcase import wire
 from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance.models import ClientTimeouts, Project
 from threadcase.harness.instance.redact import Redactor, environment_secrets
-from threadcase.harness.instance.retry import CallKind, RetryableStatus, RetryPolicy, retryable_status
+from threadcase.harness.instance.retry import CallKind, RetryableStatus, RetryPolicy, retryable_status, should_retry
 from threadcase.harness.instance.sse import EventSubscription
 from threadcase.harness.transcript import AgentArtifact
 
@@ -84,7 +85,15 @@ class InstanceClient:
         self.retry = retry or RetryPolicy()
         self.redactor = Redactor([password, *environment_secrets(os.environ), *secrets])
         self._transport = transport
+        self._own_transport = False
         self._http: httpx.AsyncClient | None = None
+        self._base_headers: dict[str, str] = {}
+        self._cookie: str | None = None
+        """The ``Cookie`` header the jar yields for this instance, cached until the jar changes."""
+        self._direct = not urllib.request.getproxies()
+        """Plain calls skip httpx's client layer (cookie jar, URL merging, auth and redirect machinery,
+        ~0.2 ms a call) unless a proxy is configured, which only the client layer knows how to route."""
+        self._default_timeout = httpx.Timeout(self.timeouts.default, connect=self.timeouts.connect).as_dict()
         self.claims: Counter[str] = Counter() if claims is None else claims
         """Keys of resources that runs in progress own (``workflow:<id>``, ``folder:<project>:<name>``,
         ``project:<name>``): seed eviction never deletes a claimed one, so concurrent runs of one seeded
@@ -114,6 +123,9 @@ class InstanceClient:
         if self._http is not None:
             http, self._http = self._http, None
             await http.aclose()
+            if self._own_transport:
+                # The client closed it; a later call builds a fresh client and transport.
+                self._transport, self._own_transport = None, False
 
     def add_secret(self, value: str) -> None:
         """Never let ``value`` appear in an error excerpt or log line (e.g. a credential token)."""
@@ -121,15 +133,23 @@ class InstanceClient:
 
     @property
     def http(self) -> httpx.AsyncClient:
+        """The httpx client: login, health, event streams, and any call when a proxy is configured."""
         if self._http is None:
             t = self.timeouts
+            limits = httpx.Limits(max_connections=256, max_keepalive_connections=64)
+            if self._transport is None:
+                # Ours, so plain calls can go to it directly (see ``_exchange``); same defaults httpx builds.
+                self._transport = httpx.AsyncHTTPTransport(limits=limits)
+                self._own_transport = True
             self._http = httpx.AsyncClient(
                 base_url=self.base_url,
                 timeout=httpx.Timeout(t.default, connect=t.connect),
-                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+                limits=limits,
                 transport=self._transport,
                 headers={"Accept": "application/json", "User-Agent": "threadcase"},
             )
+            self._base_headers = dict(self._http.headers)
+            self._cookie = None
         return self._http
 
     async def login(self) -> None:
@@ -403,18 +423,31 @@ class InstanceClient:
         headers: dict[str, str] | None,
         seconds: float | None,
     ) -> httpx.Response:
-        request_timeout = httpx.Timeout(seconds or self.timeouts.default, connect=self.timeouts.connect)
+        request = self._request(method, path, json_body, params, headers, seconds)
         started = time.perf_counter()
+        first: Exception | None = None
         try:
-            async for attempt in self.retry.retrying(kind):
-                with attempt:
-                    if attempt.retry_state.attempt_number > 1:
+            # Most calls succeed at once, and building tenacity's loop costs about as much as the call
+            # itself; so the first attempt runs bare and only a failure worth repeating enters the loop.
+            try:
+                response = await self._exchange(request)
+                if retryable_status(kind, response.status_code):
+                    raise RetryableStatus(response)
+            except Exception as exc:
+                if not should_retry(kind, exc):
+                    raise
+                first = exc
+            if first is not None:
+                async for attempt in self.retry.retrying(kind):
+                    with attempt:
+                        if first is not None:
+                            # Replayed as the loop's first attempt, so attempts and backoff are counted as before.
+                            failed, first = first, None
+                            raise failed
                         _log.debug("%s %s: attempt %d", method, path, attempt.retry_state.attempt_number)
-                    response = await self.http.request(
-                        method, path, json=json_body, params=params, headers=headers, timeout=request_timeout
-                    )
-                    if retryable_status(kind, response.status_code):
-                        raise RetryableStatus(response)
+                        response = await self._exchange(request)
+                        if retryable_status(kind, response.status_code):
+                            raise RetryableStatus(response)
         except RetryableStatus as exc:
             response = exc.response
         except httpx.TransportError as exc:
@@ -424,6 +457,55 @@ class InstanceClient:
                 path=path,
             ) from exc
         _log.debug("%s %s -> %d (%.0f ms)", method, path, response.status_code, (time.perf_counter() - started) * 1000)
+        return response
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        json_body: Any,
+        params: dict[str, Any] | None,
+        headers: dict[str, str] | None,
+        seconds: float | None,
+    ) -> httpx.Request:
+        """The request as httpx's client would build it (its default headers, the session cookie)."""
+        http = self.http
+        if not self._direct:
+            client_timeout = httpx.Timeout(seconds or self.timeouts.default, connect=self.timeouts.connect)
+            return http.build_request(
+                method, path, json=json_body, params=params, headers=headers, timeout=client_timeout
+            )
+        merged = dict(self._base_headers)
+        if self._cookie is None:
+            probe = httpx.Request("GET", self.base_url + "/")
+            http.cookies.set_cookie_header(probe)
+            self._cookie = probe.headers.get("cookie", "")
+        if self._cookie:
+            merged["Cookie"] = self._cookie
+        if headers:
+            merged.update(headers)
+        timeout = (
+            self._default_timeout
+            if seconds is None
+            else httpx.Timeout(seconds, connect=self.timeouts.connect).as_dict()
+        )
+        return httpx.Request(
+            method, self.base_url + path, params=params, json=json_body, headers=merged, extensions={"timeout": timeout}
+        )
+
+    async def _exchange(self, request: httpx.Request) -> httpx.Response:
+        """Send one request and read its whole answer; a new session cookie goes into the jar."""
+        if not self._direct or self._transport is None:
+            return await self.http.send(request)
+        response = await self._transport.handle_async_request(request)
+        response.request = request
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
+        if "set-cookie" in response.headers:
+            self.http.cookies.extract_cookies(response)
+            self._cookie = None
         return response
 
     def _unwrap(self, method: str, path: str, response: httpx.Response) -> Any:
@@ -465,4 +547,6 @@ class InstanceClient:
         t = self.timeouts
         timeout = httpx.Timeout(t.default, connect=t.connect, read=t.stream_read)
         async with self.http.stream("GET", path, headers=headers, timeout=timeout) as response:
+            if "set-cookie" in response.headers:
+                self._cookie = None  # the client put it in the jar; plain calls must pick it up
             yield response

@@ -203,6 +203,10 @@ class Event(_Response):
     type: str
     runId: str | None = None
     payload: dict[str, Any] = Field(default_factory=dict)
+    threadStatus: ThreadStatus | None = None
+    """threadcase extension, on ``run-finish`` only: the thread's status at that moment (what
+    ``GET .../threads/:threadId/status`` would answer), so a client need not ask. The demo instance sends
+    it; n8n does not, and a client then asks."""
 
 
 class Question(_Response):
@@ -368,6 +372,9 @@ class RunSummary(_Response):
     runId: str
     label: str | None = None
     startedAt: str | None = None
+    steps: list[RunDebugStep] | None = None
+    """threadcase extension: the run's steps as ``GET .../debug/runs/:runId`` lists them, so a client
+    need not fetch each run. The demo instance sends them; n8n does not (None), and a client then asks."""
 
 
 class RunDebug(_Response):

@@ -41,8 +41,13 @@ class EventLog:
         self._changed = anyio.Event()
         self.closed = False
 
-    def append(self, type: str, payload: dict[str, Any], *, run_id: str | None = None) -> dict[str, Any]:
+    def append(
+        self, type: str, payload: dict[str, Any], *, run_id: str | None = None, extra: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Persist and publish one event; ``extra`` = top-level keys beside n8n's (threadcase extensions)."""
         event: dict[str, Any] = {"id": str(len(self.events) + 1), "type": type, "runId": run_id, "payload": payload}
+        if extra:
+            event.update(extra)
         self._store.insert("events", event["id"], event, scope=self.thread_id)
         self.events.append(event)
         self.wake()

@@ -175,8 +175,15 @@ async def confirm(request_id: str, request: Request) -> JSONResponse:
 async def debug_runs(thread_id: str, request: Request) -> JSONResponse:
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
+    # Each run's steps ride along (a threadcase extension): one request gives a client every token number.
     runs = [
-        {"runId": r["runId"], "label": r.get("label"), "startedAt": r.get("startedAt"), "status": r.get("status")}
+        {
+            "runId": r["runId"],
+            "label": r.get("label"),
+            "startedAt": r.get("startedAt"),
+            "status": r.get("status"),
+            "steps": platform.store.list("steps", r["runId"]),
+        }
         for r in platform.store.list("runs", thread_id)
     ]
     return ok({"runs": runs})

@@ -524,7 +524,9 @@ class RunManager:
         finish: dict[str, Any] = {"runId": run.run_id, "status": status}
         if reason:
             finish["reason"] = reason
-        log.append("run-finish", finish, run_id=run.run_id)
+        # The thread's status rides along (a threadcase extension), so a client reacting to run-finish
+        # knows at once whether background or memory work is pending without asking for it.
+        log.append("run-finish", finish, run_id=run.run_id, extra={"threadStatus": self.status(run.thread_id)})
         if self.tracer is not None:
             self.tracer.write(
                 turn_runs(

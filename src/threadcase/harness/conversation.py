@@ -174,6 +174,12 @@ class _Conversation:
         self.provider = _SeederCredentials(credentials, thread_id, record)
         self.turn_budget = budgets.turn_budget(case)
         self.conversation_deadline = 0.0
+        self.memory_seen = False
+        """A memory task showed up in some thread status: the thread's memory is worth reading."""
+        self.status_polled = False
+        """Some status came from a request, not from run-finish: a finished memory task may be gone from it."""
+        self.run_unaccounted = False
+        """A run was started whose run-finish (with the thread's status) was not processed."""
 
     # --- sending -------------------------------------------------------------------------------
 
@@ -297,20 +303,30 @@ class _Conversation:
                     active_runs.discard(rid)
                     if active_runs:
                         continue
-                    # The one request that follows run-finish at once; polling only if it says busy.
-                    if await self._settled(pending_agents):
+                    # The thread's status right after run-finish: carried by the event when the instance
+                    # offers it (the demo does), else the one request that follows; polling only if busy.
+                    if await self._settled(pending_agents, event.threadStatus):
                         return "finished"
                     settling_since = anyio.current_time()
         finally:
             assistant.ended_at = transcript.utc_now()
 
-    async def _settled(self, pending_agents: set[str]) -> bool:
-        try:
-            status = await self.client.thread_status(self.thread_id)
-        except InstanceError as exc:
-            # Not knowing is no reason to hold the conversation: the next chat would say if it is busy.
-            self.record.warnings.append(f"thread status unreadable after a run; moved on: {exc}")
-            return True
+    async def _settled(self, pending_agents: set[str], status: wire.ThreadStatus | None = None) -> bool:
+        """No run, background task, memory task or spawned agent pending; ``status`` = the one the
+        run-finish event carried (a threadcase extension), which saves asking for it."""
+        if status is not None:
+            self.run_unaccounted = False
+        else:
+            self.status_polled = True
+            try:
+                status = await self.client.thread_status(self.thread_id)
+            except InstanceError as exc:
+                # Not knowing is no reason to hold the conversation: the next chat would say if it is busy.
+                self.record.warnings.append(f"thread status unreadable after a run; moved on: {exc}")
+                self.memory_seen = True  # unknown, so the memory is read at the end
+                return True
+        if status.memoryTasks:
+            self.memory_seen = True
         return status.settled and not pending_agents
 
     async def answer_widget(self, payload: dict[str, Any], assistant: transcript.Turn) -> None:
@@ -361,6 +377,7 @@ class _Conversation:
             while True:
                 turn_start = anyio.current_time()
                 turn_deadline = min(turn_start + self.turn_budget, self.conversation_deadline)
+                self.run_unaccounted = True
                 run_id = await self.client.chat(self.thread_id, message_request, headers=self.headers)
                 assistant = transcript.Turn(
                     index=len(self.record.turns), role="assistant", run_ids=[run_id], started_at=transcript.utc_now()
@@ -514,8 +531,21 @@ async def converse(
         conversation.stats["credential-test-bypassed"] = credentials.bypassed_count
         record.proxy_stats = conversation.stats.as_dict()
         record.warnings.extend(f"proxy: {line}" for line in conversation.proxy.log)
+    # Memory rows only exist after a memory task ran; when every run-finish carried the thread's status
+    # and none listed one, reading the (empty) memory is a request that cannot change anything.
+    read_memory = (
+        case.requires_memory_compaction
+        or conversation.memory_seen
+        or conversation.status_polled
+        or conversation.run_unaccounted
+    )
     await collect_after_conversation(
-        client, record, thread_id=thread_id, project_id=project_id, seconds=budgets.collect_seconds
+        client,
+        record,
+        thread_id=thread_id,
+        project_id=project_id,
+        seconds=budgets.collect_seconds,
+        read_memory=read_memory,
     )
     record.finished_at = transcript.utc_now()
     return record

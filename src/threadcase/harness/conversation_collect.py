@@ -83,10 +83,14 @@ async def _usage(client: InstanceClient, record: transcript.RunRecord, thread_id
         for rid in turn.run_ids:
             if rid not in run_ids:
                 run_ids.append(rid)
+    usage: dict[str, list[wire.TokenUsage]] = {}
     try:
         for summary in await client.thread_runs(thread_id):
             if summary.runId not in run_ids:
                 run_ids.append(summary.runId)
+            if summary.steps is not None:
+                # The list already carried the steps (an instance that offers it): no request per run.
+                usage[summary.runId] = [step.usage for step in summary.steps]
     except ThreadcaseError as exc:
         record.warnings.append(f"no run list from run debug: {exc}")
 
@@ -98,9 +102,13 @@ async def _usage(client: InstanceClient, record: transcript.RunRecord, thread_id
             return run_id, None
         return run_id, [step.usage for step in debug.steps]
 
-    for run_id, steps in await fan_out(run_ids, one, limit=_DEBUG_CONCURRENCY):
+    missing = [rid for rid in run_ids if rid not in usage]
+    for run_id, steps in await fan_out(missing, one, limit=_DEBUG_CONCURRENCY):
         if steps is not None:
-            record.usage[run_id] = steps
+            usage[run_id] = steps
+    for run_id in run_ids:  # in the order of the conversation, whichever way each was read
+        if run_id in usage:
+            record.usage[run_id] = usage[run_id]
 
 
 async def _artifacts(client: InstanceClient, record: transcript.RunRecord, project_id: str) -> None:
@@ -132,13 +140,23 @@ async def _memory(client: InstanceClient, record: transcript.RunRecord, thread_i
 
 
 async def collect_after_conversation(
-    client: InstanceClient, record: transcript.RunRecord, *, thread_id: str, project_id: str, seconds: float = 60
+    client: InstanceClient,
+    record: transcript.RunRecord,
+    *,
+    thread_id: str,
+    project_id: str,
+    seconds: float = 60,
+    read_memory: bool = True,
 ) -> None:
-    """Fill ``record.usage``, ``record.artifacts`` and ``record.memory``; never raises for the instance."""
+    """Fill ``record.usage``, ``record.artifacts`` and ``record.memory``; never raises for the instance.
+
+    ``read_memory=False`` leaves ``record.memory`` None: the caller knows no memory task ever ran.
+    """
     with anyio.move_on_after(seconds) as scope:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_usage, client, record, thread_id)
             tg.start_soon(_artifacts, client, record, project_id)
-            tg.start_soon(_memory, client, record, thread_id)
+            if read_memory:
+                tg.start_soon(_memory, client, record, thread_id)
     if scope.cancelled_caught:
         record.note_instance_failure(f"post-conversation collection stopped after {seconds:g} s; the record is partial")

@@ -127,6 +127,19 @@ def _row_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _sub_agent_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A nested chain run (a sub-agent) whose inputs and outputs echo the rows as plain text."""
+    create = next(r for r in runs if r["name"] == "create-data-table")
+    return {
+        **create,
+        "id": str(uuid.uuid4()),
+        "name": "data-table-agent",
+        "run_type": "chain",
+        "inputs": {"messages": [{"role": "user", "content": f"insert {ROW_SENTINEL}"}]},
+        "outputs": {"text": f"inserted {ROW_SENTINEL}", "result": {"rows": [{"email": ROW_SENTINEL}]}},
+    }
+
+
 async def _record(trace: Path) -> Recorded:
     with serve_in_thread(create_app(DemoSettings(trace_to=trace))) as url:
         async with InstanceClient(url, email=DEFAULT_EMAIL, password=DEFAULT_PASSWORD) as client:
@@ -141,6 +154,7 @@ async def _record(trace: Path) -> Recorded:
     text = await anyio.Path(trace).read_text(encoding="utf-8")
     runs = [json.loads(line) for line in text.splitlines() if line.strip()]
     runs.append(_row_run(runs))
+    runs.append(_sub_agent_run(runs))
     live_root = next(r for r in runs if r["parent_run_id"] is None and r["inputs"].get("message") == LIVE_TURN)
     return Recorded(thread_id=thread_id, runs=runs, credential_id=credential.id, live_root_id=live_root["id"])
 

@@ -92,6 +92,39 @@ async def test_a_demo_trace_jsonl_is_accepted_as_an_exported_trace(tmp_path: Pat
 
 
 @pytest.mark.anyio
+async def test_a_sub_agent_chain_run_echoing_rows_never_reaches_the_export(tmp_path: Path) -> None:
+    """Regression: only tool runs were redacted, so a nested chain run (a sub-agent) that echoed the
+    rows it inserted was written to the exported file verbatim."""
+    tb, _ = _thread()
+    first_root = tb.runs[0]["id"]
+    tb._root = tb.runs[0]
+    agent = tb.chain(
+        "data-table-agent",
+        {"messages": [{"role": "tool", "content": {"rows": [{"email": SECRET_ROW}]}}], "note": SECRET_ROW},
+        {"result": {"rows": [{"email": SECRET_ROW}]}, "text": f"inserted {SECRET_ROW}"},
+    )
+    tb.tool("insert-rows", {"rows": [{"email": SECRET_ROW}]}, {"ok": True}, parent=agent)
+    tb.runs[0]["inputs"]["context"] = {"echo": SECRET_ROW}
+    tb.runs[0]["outputs"]["debug"] = SECRET_ROW
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in tb.runs), encoding="utf-8")
+    out = tmp_path / "export" / "thread-prod-1.json"
+
+    exported = await export_replay("thread-prod-1", out=out, trace_file=trace)
+
+    assert _scan(out.parent, SECRET_ROW) == []
+    by_id = {r.id: r for r in exported.runs}
+    assert by_id[agent].inputs == {}
+    assert by_id[agent].outputs is None
+    assert by_id[first_root].inputs == {"message": "Build a Slack alert and a contacts table"}
+    assert by_id[first_root].outputs == {"response": "Done."}
+    assert exported.reconstruction is not None
+    # The sub-agent's tool still belongs to its turn, with its rows omitted.
+    (call,) = [b for b in exported.reconstruction.messages[1]["content"] if b.get("toolName") == "insert-rows"]
+    assert call["input"] == {"rows": "<1 row(s) omitted>"}
+
+
+@pytest.mark.anyio
 async def test_replay_dir_miss_and_unsafe_thread_ids_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(
         ReplayError, match=r"no exported trace at .*nope\.json; write it with `threadcase replay export"

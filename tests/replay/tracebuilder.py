@@ -44,6 +44,10 @@ class TraceBuilder:
         self._root = root
         return run_id
 
+    def chain(self, name: str, inputs: dict[str, Any], outputs: dict[str, Any] | None = None) -> str:
+        """A nested chain run (a sub-agent) under the current turn; pass its id as ``parent`` of its tools."""
+        return self._child("chain", name, inputs, outputs, error=None, metadata=None, parent=None)
+
     def tool(
         self,
         name: str,
@@ -52,6 +56,20 @@ class TraceBuilder:
         *,
         error: str | None = None,
         metadata: dict[str, Any] | None = None,
+        parent: str | None = None,
+    ) -> str:
+        return self._child("tool", name, inputs, outputs, error=error, metadata=metadata, parent=parent)
+
+    def _child(
+        self,
+        run_type: str,
+        name: str,
+        inputs: dict[str, Any],
+        outputs: dict[str, Any] | None,
+        *,
+        error: str | None,
+        metadata: dict[str, Any] | None,
+        parent: str | None,
     ) -> str:
         assert self._root is not None
         run_id = str(uuid.uuid4())
@@ -60,8 +78,8 @@ class TraceBuilder:
             {
                 "id": run_id,
                 "name": name,
-                "run_type": "tool",
-                "parent_run_id": self._root["id"],
+                "run_type": run_type,
+                "parent_run_id": parent or self._root["id"],
                 "trace_id": self._root["id"],
                 "start_time": self._iso(start),
                 "end_time": self._iso(self._tick(0.05)),

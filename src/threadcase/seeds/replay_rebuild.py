@@ -25,10 +25,11 @@ What is understood (the demo instance's trace shape and real n8n's, where they d
   See :mod:`.replay_artifacts`.
 - **Data tables**: any tool output with ``table: {id, name, columns}``, schema only; a
   ``delete-data-table`` removes it.
-- **Privacy**: row values (``rows``/``data`` lists) of data-table tools become
+- **Privacy**: when a run is read (:meth:`TraceRun.from_raw`), before anything else sees it, a
+  root run keeps only ``inputs.message`` and ``outputs.response``, a nested chain run (a sub-agent)
+  keeps no inputs or outputs at all, row values (``rows``/``data`` lists) of every run become
   ``"<N row(s) omitted>"``, ``credentials`` of workflow nodes are dropped, and credential listings
-  keep only their types (:mod:`.replay_redact`) when a run is read (:meth:`TraceRun.from_raw`),
-  before anything else sees it.
+  keep only their types (:mod:`.replay_redact`).
 """
 
 from __future__ import annotations
@@ -43,12 +44,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from threadcase.harness.errors import ReplayError
 from threadcase.harness.schema import InlineSeed, SeedDataTable, SeedWorkflow
 from threadcase.seeds.replay_artifacts import ArtifactLedger, fit_limits
-from threadcase.seeds.replay_redact import is_table_tool, omit_rows, strip_credentials
+from threadcase.seeds.replay_redact import omit_rows, strip_credentials
 
 __all__ = ["Reconstruction", "TraceRun", "normalize_runs", "rebuild_thread"]
 
 _CONTROL_TAG = re.compile(r"^\s*<[a-z][a-z0-9_-]*>", re.IGNORECASE)
 _ONE_MS = timedelta(milliseconds=1)
+_RESPONSE_KEYS = ("response", "output", "text")
 
 
 # --- runs -------------------------------------------------------------------------------------
@@ -99,12 +101,21 @@ class TraceRun(BaseModel):
         if not isinstance(metadata, dict):
             metadata = extra.get("metadata") if isinstance(extra, dict) else None
         name = str(raw.get("name") or "")
-        inputs = raw.get("inputs") if isinstance(raw.get("inputs"), dict) else {}
-        outputs = raw.get("outputs") if isinstance(raw.get("outputs"), dict) else None
-        if raw.get("run_type") == "tool":
-            if is_table_tool(name):
-                inputs, outputs = omit_rows(inputs), omit_rows(outputs)
-            inputs, outputs = strip_credentials(inputs), strip_credentials(outputs)
+        raw_inputs, raw_outputs = raw.get("inputs"), raw.get("outputs")
+        inputs: dict[str, Any] = raw_inputs if isinstance(raw_inputs, dict) else {}
+        outputs: dict[str, Any] | None = raw_outputs if isinstance(raw_outputs, dict) else None
+        if raw.get("run_type") == "chain":
+            # The rebuild reads only a root's message and response; everything else a chain run
+            # carries (a sub-agent's prompt, its tool results, echoed rows) is someone's data that
+            # nothing here needs, so it is never kept, let alone written to an export.
+            if raw.get("parent_run_id") is None:
+                inputs, outputs = _root_fields(inputs, outputs)
+            else:
+                inputs, outputs = {}, None
+        # Row values are omitted from every run, not only from tools named after data tables: any
+        # tool (or a response) may echo rows it read.
+        inputs, outputs = omit_rows(inputs), omit_rows(outputs)
+        inputs, outputs = strip_credentials(inputs), strip_credentials(outputs)
         error = raw.get("error")
         return cls(
             id=str(raw.get("id")),
@@ -130,6 +141,18 @@ class TraceRun(BaseModel):
         # Traces stamp at millisecond precision, so sequential tool calls often share a start time;
         # the one that also ended first was called first. The id only makes the order total.
         return (self.start_time, self.end_time or self.start_time, self.id)
+
+
+def _root_fields(inputs: Mapping[str, Any], outputs: Mapping[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A root run reduced to ``inputs.message`` and ``outputs.response`` (from ``output``/``text`` when
+    the trace names it so), the only fields a rebuild reads from it."""
+    message = inputs.get("message")
+    kept_inputs: dict[str, Any] = {"message": message} if isinstance(message, str) else {}
+    response = next(
+        (v for key in _RESPONSE_KEYS if isinstance(v := (outputs or {}).get(key), str)),
+        None,
+    )
+    return kept_inputs, ({} if response is None else {"response": response})
 
 
 def normalize_runs(raw_runs: Iterable[Mapping[str, Any] | TraceRun]) -> list[TraceRun]:
@@ -212,7 +235,7 @@ def _is_user_turn(run: TraceRun) -> bool:
 
 def _response_text(run: TraceRun) -> str:
     outputs = run.outputs or {}
-    for key in ("response", "output", "text"):
+    for key in _RESPONSE_KEYS:
         value = outputs.get(key)
         if isinstance(value, str):
             return value

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
-from tests.demo.conftest import data, new_thread
+from tests.demo.conftest import chat, data, events, finished, new_thread, server, session
 
 pytestmark = pytest.mark.anyio
 
@@ -61,3 +62,67 @@ async def test_restore_resolves_seed_node_credentials_within_the_pinned_view(own
         )
     )
     assert await _restore_slack(owner, "t-cred-3", "seedwf-0003", ref) is None
+
+
+FILLER = " We talked about the weather and other pleasant things for quite a while." * 70
+
+
+async def _real_turn(client: httpx.AsyncClient, thread_id: str, message: str, **answers: str) -> tuple[str, list[str]]:
+    """One chat turn with the real builder; questions widgets are answered from ``answers``.
+
+    Returns the reply text and the ids of every question asked.
+    """
+    asked: list[str] = []
+    async with events(client, thread_id) as reader:
+        await chat(client, thread_id, message, mode="default", observerThresholdTokens=1000)
+        while True:
+            event = await reader.next()
+            assert event is not None
+            if event["type"] == "confirmation-request":
+                questions = event["payload"].get("questions") or []
+                asked += [q["id"] for q in questions]
+                body = {
+                    "kind": "questions",
+                    "answers": [{"questionId": q["id"], "customText": answers.get(q["id"], "")} for q in questions],
+                }
+                data(await client.post(f"/rest/instance-ai/confirm/{event['payload']['requestId']}", json=body))
+            if finished(event):
+                break
+    text = "".join(e["payload"]["text"] for e in reader.events if e["type"] == "text-delta")
+    return text, asked
+
+
+async def _settle(client: httpx.AsyncClient, thread_id: str) -> None:
+    with anyio.fail_after(5):
+        while True:
+            status = data(await client.get(f"/rest/instance-ai/threads/{thread_id}/status"))
+            if all(t["status"] not in ("queued", "running") for t in status["memoryTasks"]):
+                return
+            await anyio.sleep(0.01)
+
+
+@pytest.mark.parametrize("forgets", [True, False])
+async def test_forgets_after_compaction_really_forgets_remembered_answers(forgets: bool) -> None:
+    """The agent state's answers brought a compacted-away channel back; with the misbehaviour it must ask again."""
+    context = {"demoMisbehave": ["forgets-after-compaction"]} if forgets else {}
+    async with server(None) as url, session(url) as client:
+        await new_thread(client, "t-forget-state", sourceContext=context)
+        _, asked = await _real_turn(client, "t-forget-state", "Every hour post to Slack", slack_channel="secretchan")
+        assert asked == ["slack_channel"]
+        await _real_turn(client, "t-forget-state", "Tell me a story." + FILLER)
+        await _settle(client, "t-forget-state")
+        memory = data(await client.get("/rest/instance-ai/eval/threads/t-forget-state/memory"))
+        assert memory["cursor"] is not None
+        reply, asked = await _real_turn(
+            client,
+            "t-forget-state",
+            "Build a new workflow that runs every day and posts to Slack",
+            slack_channel="other",
+        )
+    if forgets:
+        assert asked == ["slack_channel"]
+        assert "secretchan" not in reply
+    else:
+        # The clean agent's working state is not compacted away: the answer is reused, never asked twice.
+        assert asked == []
+        assert "Using #secretchan for the Slack channel, as you told me earlier." in reply

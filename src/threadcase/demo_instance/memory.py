@@ -13,8 +13,11 @@ Priorities (the ``marker``):
   parameter values, so a dropped CRITICAL fact cannot leak back through them);
 - ``INFO``: a short gist of every other message.
 
-Misbehaviour ``forgets-after-compaction``: the observer keeps no CRITICAL rows, and blanks the facts
-(channels, emails, URLs, numbers, names) out of its INFO gists, so nothing brings them back.
+Misbehaviour ``forgets-after-compaction``: the observer keeps no CRITICAL rows, blanks the facts
+(channels, emails, URLs, numbers, names) out of its INFO gists, and — when it moves the cursor — clears
+the agent state's remembered user details (:func:`forget_user_details`), so nothing brings them back
+and the agent asks again. Without the misbehaviour the agent's working state is kept: a real agent's
+working memory (ids, answers, rules) is not compacted away, only the transcript it reads.
 """
 
 from __future__ import annotations
@@ -24,7 +27,16 @@ import math
 import re
 from typing import Any
 
-__all__ = ["DEFAULT_THRESHOLD", "estimate_tokens", "message_text", "observe", "visible_tokens"]
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "FORGETS_AFTER_COMPACTION",
+    "USER_DETAIL_STATE_KEYS",
+    "estimate_tokens",
+    "forget_user_details",
+    "message_text",
+    "observe",
+    "visible_tokens",
+]
 
 DEFAULT_THRESHOLD = 30_000
 
@@ -46,6 +58,18 @@ _BUILD_TOOLS = {
     "build-agent",
     "create-data-table",
 }
+
+
+# Agent-state keys that hold what the user stated (detail answers and when they were given, re-asked
+# details, rules the user required and the pressure on them). Ids of what was built are not user facts:
+# the observer's IMPORTANT rows keep those even under ``forgets-after-compaction``.
+FORGETS_AFTER_COMPACTION = "forgets-after-compaction"
+USER_DETAIL_STATE_KEYS = ("answers", "answered_in", "reasked", "rules", "pressure")
+
+
+def forget_user_details(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` without the user-stated details (``forgets-after-compaction`` at a cursor move)."""
+    return {key: value for key, value in state.items() if key not in USER_DETAIL_STATE_KEYS}
 
 
 def estimate_tokens(text: str) -> int:
@@ -126,7 +150,7 @@ def observe(messages: list[dict[str, Any]], *, misbehaviours: frozenset[str] = f
         rows.extend(_row("IMPORTANT", s) for s in built)
         if text and not built:
             rows.append(_row("INFO", f"Assistant said: {text[:160]}"))
-    if "forgets-after-compaction" in misbehaviours:
+    if FORGETS_AFTER_COMPACTION in misbehaviours:
         # Gone for real: no CRITICAL rows, and no fact surviving inside a gist of a reply that repeated it.
         rows = [_redacted(row) if row["marker"] == "INFO" else row for row in rows if row["marker"] != "CRITICAL"]
     return rows

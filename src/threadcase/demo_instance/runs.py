@@ -28,7 +28,14 @@ from pydantic import TypeAdapter, ValidationError
 from threadcase.demo_instance.agent.protocol import BuilderAgent, HistoryMessage, ToolFailed, TurnInput
 from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import EventHub, utc_now
-from threadcase.demo_instance.memory import DEFAULT_THRESHOLD, estimate_tokens, observe, visible_tokens
+from threadcase.demo_instance.memory import (
+    DEFAULT_THRESHOLD,
+    FORGETS_AFTER_COMPACTION,
+    estimate_tokens,
+    forget_user_details,
+    observe,
+    visible_tokens,
+)
 from threadcase.demo_instance.settings import DemoSettings
 from threadcase.demo_instance.storage import Store
 from threadcase.demo_instance.tools import TOOL_SCHEMAS, ToolError, ToolScope, run_tool
@@ -577,6 +584,11 @@ class RunManager:
                         {"lastObservedMessageId": last["id"], "lastObservedAt": last.get("createdAt") or utc_now()},
                         scope=thread_id,
                     )
+                    if FORGETS_AFTER_COMPACTION in misbehaviours:
+                        # The agent's remembered answers would bring the dropped facts back: gone too.
+                        thread = self.store.get("threads", thread_id) or {}
+                        thread["agentState"] = forget_user_details(dict(thread.get("agentState") or {}))
+                        self.store.put("threads", thread_id, thread, scope=thread.get("ownerId"))
             task["status"] = "completed"
         except Exception:
             task["status"] = "failed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.grading.records import case, clean_record, compacted_memory, seeded_failed
+from threadcase.harness.conversation import BUILD_FAILED_TIMEOUT
 from threadcase.harness.premises import check_premises, void_units
 from threadcase.harness.transcript import PriorRunOutcome, SeedOutcome, Turn
 from threadcase.harness.verdicts import UnitVerdict
@@ -84,3 +85,37 @@ def test_an_instance_failure_the_conversation_survived_voids_the_case() -> None:
     assert "confirm r1 failed" in record.turns[-1].errors[-1]
     verdicts = [UnitVerdict(unit="check:mustContain#0", kind="check", label="y", status="pass", reason="r")]
     assert [v.status for v in void_units(verdicts, premises)] == ["not_judged"]
+
+
+def test_a_single_prompt_run_cut_off_before_any_output_is_the_clocks() -> None:
+    """Regression: a single-prompt timeout with no output read "the build produced no agent output",
+    blamed on the framework, instead of the BUILD FAILED timeout line blamed on the clock."""
+    silent = clean_record(
+        mode="single-prompt",
+        ended_by="turn-timeout",
+        turns=[Turn(index=0, role="user", text="hi"), Turn(index=1, role="assistant", finish_status="timeout")],
+    )
+    premises = check_premises(case(), silent)
+    assert [(p.name, p.reason) for p in premises if not p.held] == [("agent-output", BUILD_FAILED_TIMEOUT)]
+    verdicts = [UnitVerdict(unit="check:mustContain#0", kind="check", label="y", status="fail", reason="r")]
+    voided = void_units(verdicts, premises, ended_by=silent.ended_by)
+    assert [(v.status, v.attribution, v.reason) for v in voided] == [("not_judged", "timeout", BUILD_FAILED_TIMEOUT)]
+
+
+def test_a_multi_turn_run_cut_off_before_any_output_names_the_ending() -> None:
+    silent = clean_record(ended_by="stalled", turns=[Turn(index=0, role="user", text="hi")])
+    premise = check_premises(case(), silent)[-1]
+    assert premise.reason == "the conversation ended (stalled) before the agent produced any output"
+    assert void_units([], [premise], ended_by="stalled") == []
+    verdicts = [UnitVerdict(unit="outcome#0", kind="outcome", label="y", status="fail", reason="r")]
+    assert void_units(verdicts, [premise], ended_by="stalled")[0].attribution == "timeout"
+
+
+def test_a_framework_premise_beside_a_timeout_still_blames_the_framework() -> None:
+    record = clean_record(ended_by="turn-timeout", turns=[Turn(index=0, role="user", text="hi")])
+    record.note_instance_failure("confirm r1 failed: 503")
+    premises = check_premises(case(), record)
+    verdicts = [UnitVerdict(unit="outcome#0", kind="outcome", label="y", status="fail", reason="r")]
+    voided = void_units(verdicts, premises, ended_by=record.ended_by)
+    assert voided[0].attribution == "framework_issue"
+    assert "confirm r1 failed" in voided[0].reason

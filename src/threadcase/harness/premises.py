@@ -7,15 +7,27 @@ reason and attribution ``framework_issue``, so it is excluded from pass rates an
 report. An instance failure the conversation survived (a confirm that never arrived, a built
 workflow that could not be read) is such a premise too: what followed was the harness's doing, not the
 agent's. The judge never sees these checks (it does see the memory rows, as ground truth).
+
+One premise failure is not the framework's: a run the clock cut off before the agent said or did
+anything. Its units are not judged with attribution ``timeout`` (a single-prompt run says
+:data:`~threadcase.harness.conversation.BUILD_FAILED_TIMEOUT`), so a slow agent is neither failed nor
+mistaken for a broken harness.
 """
 
 from __future__ import annotations
 
 from threadcase.harness import schema
+from threadcase.harness.conversation import BUILD_FAILED_TIMEOUT
 from threadcase.harness.transcript import RunRecord
-from threadcase.harness.verdicts import PremiseResult, UnitVerdict
+from threadcase.harness.verdicts import Attribution, PremiseResult, UnitVerdict
 
-__all__ = ["check_premises", "failed_premises", "void_units"]
+__all__ = ["AGENT_OUTPUT", "TIMEOUT_ENDINGS", "check_premises", "failed_premises", "void_units"]
+
+TIMEOUT_ENDINGS = frozenset({"turn-timeout", "conversation-timeout", "stalled"})
+"""``RunRecord.ended_by`` values meaning a time budget ended the conversation, not the agent or the user."""
+
+AGENT_OUTPUT = "agent-output"
+"""The premise that the agent produced any live output at all."""
 
 
 def _seed_restored(record: RunRecord) -> PremiseResult:
@@ -59,8 +71,16 @@ def _compaction(record: RunRecord) -> PremiseResult:
 
 def _agent_output(record: RunRecord) -> PremiseResult:
     if record.produced_output:
-        return PremiseResult(name="agent-output", held=True, reason="the agent produced live output")
-    return PremiseResult(name="agent-output", held=False, reason="the build produced no agent output")
+        return PremiseResult(name=AGENT_OUTPUT, held=True, reason="the agent produced live output")
+    if record.ended_by in TIMEOUT_ENDINGS:
+        # Silence because the budget ran out is the clock's verdict, not "the build produced nothing".
+        reason = (
+            BUILD_FAILED_TIMEOUT
+            if record.mode == "single-prompt"
+            else f"the conversation ended ({record.ended_by}) before the agent produced any output"
+        )
+        return PremiseResult(name=AGENT_OUTPUT, held=False, reason=reason)
+    return PremiseResult(name=AGENT_OUTPUT, held=False, reason="the build produced no agent output")
 
 
 def _instance_undisturbed(record: RunRecord) -> PremiseResult:
@@ -89,20 +109,28 @@ def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
 
 
 def failed_premises(premises: list[PremiseResult]) -> list[PremiseResult]:
+    """The premises that did not hold, in order; empty when the case tested what it claims."""
     return [p for p in premises if not p.held]
 
 
-def void_units(verdicts: list[UnitVerdict], premises: list[PremiseResult]) -> list[UnitVerdict]:
-    """Every verdict turned not judged (framework_issue) when a premise failed; unchanged otherwise.
+def void_units(
+    verdicts: list[UnitVerdict], premises: list[PremiseResult], *, ended_by: str | None = None
+) -> list[UnitVerdict]:
+    """Every verdict turned not judged when a premise failed; unchanged otherwise.
 
     The deterministic checks are voided too: a case that tested nothing judges nothing, and a check
-    that "passed" on a thread that never compacted would be a pass nobody earned.
+    that "passed" on a thread that never compacted would be a pass nobody earned. The attribution is
+    ``framework_issue``, except when the only failure is silence from an agent whose run the clock
+    cut off (``ended_by`` in :data:`TIMEOUT_ENDINGS`): then it is ``timeout`` and the reason is the
+    premise's own (for a single-prompt run, ``BUILD FAILED: Run timed out with no scored result``).
     """
     failed = failed_premises(premises)
     if not failed:
         return verdicts
+    attribution: Attribution = "framework_issue"
     reason = "not judged — premise failed: " + "; ".join(p.reason for p in failed)
+    if ended_by in TIMEOUT_ENDINGS and [p.name for p in failed] == [AGENT_OUTPUT]:
+        attribution, reason = "timeout", failed[0].reason
     return [
-        v.model_copy(update={"status": "not_judged", "reason": reason, "attribution": "framework_issue"})
-        for v in verdicts
+        v.model_copy(update={"status": "not_judged", "reason": reason, "attribution": attribution}) for v in verdicts
     ]

@@ -15,12 +15,12 @@ from pydantic import BaseModel, Field
 
 from threadcase.harness import schema
 from threadcase.harness.grading.calibration import CalibrationResult
-from threadcase.harness.grading.checks import run_checks
+from threadcase.harness.grading.checks import EVENT_CHECKS, run_checks
 from threadcase.harness.grading.execution import ScenarioClient, run_scenarios
 from threadcase.harness.grading.judge import JudgeOutcome, expectations_of, judge_expectations, not_judged_all
 from threadcase.harness.grading.prompts import JUDGE_PROMPT_VERSION, VERIFIER_PROMPT_VERSION
 from threadcase.harness.models import ModelSettings
-from threadcase.harness.premises import check_premises, failed_premises, void_units
+from threadcase.harness.premises import TIMEOUT_ENDINGS, check_premises, failed_premises, void_units
 from threadcase.harness.transcript import RunRecord
 from threadcase.harness.verdicts import PremiseResult, UnitVerdict
 
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["CalibrationResult", "Grading", "grade_case"]
 
-TIMEOUT_ENDINGS = frozenset({"turn-timeout", "conversation-timeout", "stalled"})
 MODEL_GRADED = frozenset({"process", "outcome", "scenario"})
 
 
@@ -56,13 +55,22 @@ def _scenario_placeholders(case: schema.Case, reason: str) -> list[UnitVerdict]:
     ]
 
 
+def _cut_short(verdict: UnitVerdict) -> bool:
+    """Could more time have turned this failure into a pass?"""
+    if verdict.kind in MODEL_GRADED:
+        return True
+    # A check that failed because something is missing could have passed later; one that failed on
+    # something the agent already said or did (EVENT_CHECKS) stays the agent's however long it had.
+    return verdict.kind == "check" and not verdict.unit.startswith(EVENT_CHECKS)
+
+
 def _blame_timeout(verdicts: list[UnitVerdict], ended_by: str) -> list[UnitVerdict]:
-    """A conversation cut short by a budget is still graded, but its model-graded failures are the clock's."""
+    """A conversation cut short by a budget is still graded, but failures the cut explains are the clock's."""
     if ended_by not in TIMEOUT_ENDINGS:
         return verdicts
     return [
         v.model_copy(update={"attribution": "timeout", "reason": f"{v.reason} (the conversation ended: {ended_by})"})
-        if v.kind in MODEL_GRADED and v.status == "fail" and v.attribution == "builder_issue"
+        if v.status == "fail" and v.attribution == "builder_issue" and _cut_short(v)
         else v
         for v in verdicts
     ]
@@ -104,7 +112,8 @@ async def grade_case(
             *_scenario_placeholders(case, "premise failed"),
             *checks,
         ]
-        return Grading(verdicts=void_units(units, premises), premises=premises, judge=info)
+        voided = void_units(units, premises, ended_by=record.ended_by)
+        return Grading(verdicts=voided, premises=premises, judge=info)
 
     judged = JudgeOutcome(verdicts=[])
     scenarios: list[UnitVerdict] = []

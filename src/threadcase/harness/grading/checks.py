@@ -27,7 +27,21 @@ from threadcase.harness.transcript import AgentArtifact, RunRecord, Turn
 from threadcase.harness.verdicts import Attribution, UnitVerdict
 from threadcase.wire import WorkflowNode
 
-__all__ = ["evaluate_rule", "run_checks"]
+__all__ = ["EVENT_CHECKS", "evaluate_rule", "run_checks"]
+
+EVENT_CHECKS = (
+    "check:mustNotContain",
+    "check:toolsNotCalled",
+    "check:maxLines",
+    "check:transcriptRules",
+    "check:maxClarifyingQuestions",
+    "check:noRepeatedQuestions",
+)
+"""Unit-id prefixes of checks that fail on something the agent already did (said, called, asked).
+
+More time cannot undo such a failure, so it stays the builder's when a budget ends the conversation;
+every other failing check (something missing or not yet right) could have passed with more time and
+is blamed on the clock (``harness.grading``)."""
 
 _QUOTE = 120
 

@@ -221,7 +221,9 @@ async def restore_replay_seed(
 
     The restore goes through the inline-seed path (messages, agent-built workflows, data tables
     schema only; ids remapped, names suffixed per run). ``outcome.mode`` is ``replay`` and the
-    rebuild's warnings lead ``outcome.warnings``. The live message is the recorded one, with recorded
+    rebuild's warnings lead ``outcome.warnings``. When some agent-built workflow could not be recreated
+    (workflow-SDK code only), ``outcome.restored`` is false with the reason, so the case is not judged;
+    when none could, :class:`ReplayError`. The live message is the recorded one, with recorded
     workflow ids rewritten to this run's ids. Raises :class:`ReplayError` (trace missing or unusable),
     :class:`SeedingError` (the instance refused the restore) or :class:`ConfigError` (no key for the
     tenant). ``environ`` defaults to ``os.environ`` (for the LangSmith keys).
@@ -230,6 +232,13 @@ async def restore_replay_seed(
     from threadcase.seeds.inline import restore_inline_seed
 
     reconstruction, source = await load_replay(seed, replay_dir=replay_dir, environ=environ)
+    unrecovered = reconstruction.unrecovered_builds
+    if unrecovered and reconstruction.recovered_builds == 0:
+        raise ReplayError(
+            f"none of the {len(unrecovered)} workflow(s) the agent built in thread {seed.thread_id} before the live "
+            f"turn could be recreated ({unrecovered[0]}); the trace's builds carry only workflow-SDK code, which "
+            "this harness cannot compile (or a tool was renamed): nothing to replay against"
+        )
     inline = _to_inline(reconstruction)
     restored = await restore_inline_seed(
         client,
@@ -247,9 +256,19 @@ async def restore_replay_seed(
         f"replayed {reconstruction.replayed_turns} turn(s) of thread {seed.thread_id} from {source}; live turn "
         f"{reconstruction.live_turn_run_id}"
     ]
-    outcome = restored.outcome.model_copy(
-        update={"mode": "replay", "warnings": [*notes, *reconstruction.warnings, *restored.outcome.warnings]}
-    )
+    update: dict[str, Any] = {
+        "mode": "replay",
+        "warnings": [*notes, *reconstruction.warnings, *restored.outcome.warnings],
+    }
+    if unrecovered:
+        # Judging the live turn against a workspace missing some of the agent's workflows would
+        # blame the agent for the harness's gap: the seed-restored premise voids the case instead.
+        update["restored"] = False
+        update["error"] = (
+            f"{len(unrecovered)} agent-built workflow(s) could not be recreated from the trace: "
+            + "; ".join(unrecovered)
+        )
+    outcome = restored.outcome.model_copy(update=update)
     return restored.model_copy(update={"outcome": outcome}), live
 
 

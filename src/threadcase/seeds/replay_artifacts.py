@@ -47,6 +47,10 @@ class ArtifactLedger:
         self.seen_workflows: set[str] = set()
         self.seen_tables: set[str] = set()
         self.code_only_builds = 0
+        self.code_only: set[str] = set()
+        """Workflow ids whose latest build carried no workflow JSON (a later JSON build or a delete clears it)."""
+        self.anonymous_code_only = 0
+        """Code-only builds that named no workflow id at all."""
         self.coerced_columns = 0
         self.unrestorable: dict[str, str] = {}
 
@@ -70,6 +74,7 @@ class ArtifactLedger:
             if wid:
                 self.workflows.pop(wid, None)
                 self.unrestorable.pop(f"workflow {wid}", None)
+                self.code_only.discard(wid)
                 self.deleted.add(wid)
         elif tool in _WORKFLOW_INSPECT_TOOLS:
             self._note_seen_workflows(inputs, outputs)
@@ -96,7 +101,16 @@ class ArtifactLedger:
         )
         if body is None or not wid:
             self.code_only_builds += 1
+            if wid:
+                # An older JSON build would misrepresent what the agent left, so it is dropped too.
+                self.code_only.add(wid)
+                self.workflows.pop(wid, None)
+                self.built.add(wid)
+                self.deleted.discard(wid)
+            else:
+                self.anonymous_code_only += 1
             return
+        self.code_only.discard(wid)
         previous = self.workflows.get(wid)
         name = _str(body.get("name")) or _str(inputs.get("name")) or (previous.name if previous else f"Workflow {wid}")
         raw_connections = body.get("connections")
@@ -164,6 +178,26 @@ class ArtifactLedger:
         except ValidationError as exc:
             self.tables.pop(tid, None)
             self.unrestorable[f"data table {tid}"] = _validation_reason(exc)
+
+    def unrecovered(self) -> list[str]:
+        """Why each agent-built workflow that should exist is missing from the restore, one line each.
+
+        A workflow whose latest build carried only workflow-SDK source, or failed the seed rules,
+        cannot be recreated here; a replay without it is not the thread the user saw.
+        """
+        out = [f"workflow {wid}: its latest build carried no workflow JSON" for wid in sorted(self.code_only)]
+        if self.anonymous_code_only:
+            out.append(f"{self.anonymous_code_only} build(s) named no workflow id and carried no workflow JSON")
+        out += [
+            f"{what}: {reason}"
+            for what, reason in self.unrestorable.items()
+            if what.startswith("workflow ") and what[9:] not in self.workflows
+        ]
+        return out
+
+    def recovered(self) -> int:
+        """Workflows recovered from some build (restored now, or deleted later)."""
+        return len(self.built - self.code_only)
 
     def warnings(self) -> list[str]:
         out: list[str] = []

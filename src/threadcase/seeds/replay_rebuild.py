@@ -21,8 +21,9 @@ What is understood (the demo instance's trace shape and real n8n's, where they d
   ``patch-workflow``, ``submit-workflow``, underscores or hyphens) whose output or input carries the
   workflow as JSON (``{workflow: {name, nodes, connections}}``); ``rename-workflow`` renames;
   ``delete-workflow`` or ``workflows`` with action ``delete`` removes it for good. Builds that carry
-  only workflow-SDK source code (newer n8n) cannot be compiled here: they are skipped with a warning.
-  See :mod:`.replay_artifacts`.
+  only workflow-SDK source code (newer n8n) cannot be compiled here: they are skipped with a warning
+  and listed in ``Reconstruction.unrecovered_builds`` (a replay then does not count its seed as
+  restored). See :mod:`.replay_artifacts`.
 - **Data tables**: any tool output with ``table: {id, name, columns}``, schema only; a
   ``delete-data-table`` removes it.
 - **Privacy**: when a run is read (:meth:`TraceRun.from_raw`), before anything else sees it, a
@@ -206,6 +207,12 @@ class Reconstruction(BaseModel):
     workflows: list[SeedWorkflow] = Field(default_factory=list)
     data_tables: list[SeedDataTable] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+    unrecovered_builds: list[str] = Field(default_factory=list)
+    """One line per agent-built workflow the rebuild could not recreate (only workflow-SDK code, or
+    an invalid workflow): the restored state then differs from the thread's, so the seed does not
+    count as restored."""
+    recovered_builds: int = 0
+    """Workflows recovered from a build's workflow JSON (including ones deleted before the live turn)."""
 
     def to_inline_seed(self) -> InlineSeed:
         """The same restore request an inline seed makes (the shared restore path)."""
@@ -446,4 +453,6 @@ def rebuild_thread(
         workflows=workflows,
         data_tables=tables,
         warnings=warnings,
+        unrecovered_builds=artifacts.unrecovered(),
+        recovered_builds=artifacts.recovered(),
     )

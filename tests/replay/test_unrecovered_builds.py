@@ -1,0 +1,96 @@
+"""A replay whose builds carry only workflow-SDK code must not be graded as if the workspace were restored.
+
+Regression: such builds were skipped with a warning and the case was still judged against a
+workspace missing the agent's workflows (blaming the agent for the harness's gap).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.replay.tracebuilder import TraceBuilder, workflow
+from threadcase._util.serve import serving
+from threadcase.demo_instance import DemoSettings, create_app
+from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
+from threadcase.harness.errors import ReplayError
+from threadcase.harness.instance import InstanceClient
+from threadcase.harness.schema import ReplaySeed
+from threadcase.seeds.inline import InstanceSnapshot
+from threadcase.seeds.replay import restore_replay_seed
+from threadcase.seeds.replay_rebuild import rebuild_thread
+
+SDK_CODE = "export default workflow('Digest').add(trigger(...))"
+
+
+def _thread(*, with_json_build: bool) -> TraceBuilder:
+    tb = TraceBuilder("thread-sdk-1")
+    tb.turn("Build a digest and a Slack alert", "Built both.")
+    tb.tool("build-workflow", {"code": SDK_CODE}, {"workflowId": "wf-digest-00000001"})
+    if with_json_build:
+        wf = workflow("wf-slack-00000002", "Slack alert")
+        tb.tool("build-workflow", {"workflow": wf}, {"workflowId": "wf-slack-00000002", "workflow": wf})
+    tb.turn("Make the digest daily")
+    return tb
+
+
+def test_code_only_builds_are_listed_and_a_later_json_build_or_delete_clears_them() -> None:
+    rec = rebuild_thread(_thread(with_json_build=True).runs)
+    assert rec.recovered_builds == 1
+    assert rec.unrecovered_builds == ["workflow wf-digest-00000001: its latest build carried no workflow JSON"]
+
+    tb = TraceBuilder()
+    tb.turn("go")
+    wf = workflow("wf-a-00000001", "A")
+    tb.tool("build-workflow", {"workflow": wf}, {"workflowId": "wf-a-00000001", "workflow": wf})
+    tb.tool("build-workflow", {"code": SDK_CODE}, {"workflowId": "wf-a-00000001"})
+    tb.tool("build-workflow", {"code": SDK_CODE}, {"workflowId": "wf-b-00000002"})
+    tb.tool("delete-workflow", {"workflowId": "wf-b-00000002"}, {"ok": True})
+    tb.turn("live")
+    rec = rebuild_thread(tb.runs)
+    # The JSON build of A is older than its code-only build: restoring it would misrepresent A.
+    assert rec.workflows == []
+    assert rec.unrecovered_builds == ["workflow wf-a-00000001: its latest build carried no workflow JSON"]
+
+
+async def _restore(tmp_path: Path, tb: TraceBuilder) -> tuple[bool, str | None]:
+    (tmp_path / "replays").mkdir()
+    (tmp_path / "replays" / "thread-sdk-1.json").write_text(
+        "".join(json.dumps(r) + "\n" for r in tb.runs), encoding="utf-8"
+    )
+    async with (
+        serving(create_app(DemoSettings(db_path=tmp_path / "demo.db"))) as url,
+        InstanceClient(url, email=DEFAULT_EMAIL, password=DEFAULT_PASSWORD) as client,
+    ):
+        project = await client.personal_project()
+        thread_id = str(uuid.uuid4())
+        await client.create_thread(thread_id, project.id)
+        restored, live = await restore_replay_seed(
+            client,
+            ReplaySeed(mode="replay", thread_id="thread-sdk-1"),
+            thread_id=thread_id,
+            project_id=project.id,
+            run_suffix="abcd1234",
+            snapshot=InstanceSnapshot(project_id=project.id),
+            replay_dir=tmp_path / "replays",
+        )
+    assert live == "Make the digest daily"
+    return restored.outcome.restored, restored.outcome.error
+
+
+@pytest.mark.anyio
+async def test_a_partly_recovered_replay_seed_does_not_count_as_restored(tmp_path: Path) -> None:
+    restored, error = await _restore(tmp_path, _thread(with_json_build=True))
+    assert restored is False
+    assert error is not None
+    assert "wf-digest-00000001" in error
+    assert "no workflow JSON" in error
+
+
+@pytest.mark.anyio
+async def test_a_replay_where_no_build_was_recovered_is_a_replay_error(tmp_path: Path) -> None:
+    with pytest.raises(ReplayError, match=r"none of the 1 workflow\(s\).*workflow-SDK code"):
+        await _restore(tmp_path, _thread(with_json_build=False))

@@ -126,3 +126,22 @@ async def test_forgets_after_compaction_really_forgets_remembered_answers(forget
         # The clean agent's working state is not compacted away: the answer is reused, never asked twice.
         assert asked == []
         assert "Using #secretchan for the Slack channel, as you told me earlier." in reply
+
+
+@pytest.mark.parametrize(
+    ("node", "field"),
+    [({"type": "n8n-nodes-base.slack"}, "name"), ({"name": "Slack"}, "type"), ({"name": "S", "type": 5}, "type")],
+)
+async def test_restore_refuses_a_seed_node_without_name_or_type(
+    owner: httpx.AsyncClient, node: dict[str, Any], field: str
+) -> None:
+    """Nodes without name/type were restored and the builder then crashed on them."""
+    await new_thread(owner, "t-bad-node")
+    ok_node = {"name": "Manual Trigger", "type": "n8n-nodes-base.manualTrigger"}
+    seed = {"threadId": "t-bad-node", "workflows": [{"id": "seedwf-bad1", "name": "Bad", "nodes": [ok_node, node]}]}
+    response = await owner.post("/rest/instance-ai/eval/restore-thread", json=seed)
+    assert response.status_code == 422
+    message = response.json()["message"]
+    assert "workflows[0].nodes[1]" in message
+    assert field in message
+    assert (await owner.get("/rest/workflows/seedwf-bad1")).status_code == 404

@@ -10,8 +10,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
-from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import utc_now
 from threadcase.demo_instance.mock_exec import execute_with_mock
 from threadcase.demo_instance.platform import Platform, ok, parse_body
@@ -21,6 +22,7 @@ from threadcase.wire import (
     RestoreThreadRequest,
     SeedDataTableRowsRequest,
     ThreadCredentialAllowlistRequest,
+    WorkflowNode,
 )
 
 __all__ = ["router"]
@@ -168,6 +170,12 @@ async def restore_thread(request: Request) -> JSONResponse:
         nodes = workflow.get("nodes", [])
         if not isinstance(nodes, list) or len(nodes) > 500 or not all(isinstance(n, dict) for n in nodes):
             raise _bad(f"workflows[{i}].nodes", "must be a list of at most 500 node objects")
+        for j, node in enumerate(nodes):
+            # The builder and mocked execution read every node's name, type and parameters.
+            try:
+                WorkflowNode.model_validate(node)
+            except ValidationError as exc:
+                raise ApiError(422, validation_message(exc, f"restore request: workflows[{i}].nodes[{j}]")) from None
         if not isinstance(workflow.get("connections", {}), dict):
             raise _bad(f"workflows[{i}].connections", "must be an object")
         parent = workflow.get("parentFolderId")

@@ -119,3 +119,27 @@ def test_a_framework_premise_beside_a_timeout_still_blames_the_framework() -> No
     voided = void_units(verdicts, premises, ended_by=record.ended_by)
     assert voided[0].attribution == "framework_issue"
     assert "confirm r1 failed" in voided[0].reason
+
+
+def test_two_prior_runs_of_one_workflow_are_checked_one_by_one() -> None:
+    """Regression: outcomes were keyed by workflow id, so a second prior run of the same workflow that
+    ran hid a first one that never ran, and the premise held."""
+    twice = case(seed={**_SEED, "priorRuns": [{"workflow": "seed-wf-0001"}, {"workflow": "seed-wf-0001"}]})
+    first_failed = SeedOutcome(
+        mode="inline",
+        prior_runs=[
+            PriorRunOutcome(workflow="seed-wf-0001", ran=False, error="execute answered 503"),
+            PriorRunOutcome(workflow="seed-wf-0001", ran=True, success=True),
+        ],
+    )
+    premise = next(p for p in check_premises(twice, clean_record(seed=first_failed)) if p.name == "prior-runs-ran")
+    assert not premise.held
+    assert premise.reason == "never ran: prior run #0 (seed workflow 'seed-wf-0001'): execute answered 503"
+    only_one = SeedOutcome(mode="inline", prior_runs=first_failed.prior_runs[1:])
+    premise = next(p for p in check_premises(twice, clean_record(seed=only_one)) if p.name == "prior-runs-ran")
+    assert not premise.held
+    assert premise.reason == "never ran: prior run #1 (seed workflow 'seed-wf-0001'): no outcome recorded"
+    both = SeedOutcome(mode="inline", prior_runs=[first_failed.prior_runs[1]] * 2)
+    premise = next(p for p in check_premises(twice, clean_record(seed=both)) if p.name == "prior-runs-ran")
+    assert premise.held
+    assert premise.reason == "all 2 prior runs ran"

@@ -41,17 +41,21 @@ def _seed_restored(record: RunRecord) -> PremiseResult:
 
 def _prior_runs(case: schema.Case, record: RunRecord) -> PremiseResult:
     declared = case.seed.prior_runs if isinstance(case.seed, schema.InlineSeed) else []
-    outcomes = {o.workflow: o for o in record.seed.prior_runs}
+    # The seeder records one outcome per declared prior run, in order. Zip by position, not by
+    # workflow id: two prior runs of one workflow must not let the second hide the first.
+    outcomes = record.seed.prior_runs
     never = []
-    for prior in declared:
-        outcome = outcomes.get(prior.workflow)
-        if outcome is None or not outcome.ran:
-            detail = f" ({outcome.error})" if outcome is not None and outcome.error else ""
-            never.append(f"{prior.workflow!r}{detail}")
+    for i, prior in enumerate(declared):
+        outcome = outcomes[i] if i < len(outcomes) else None
+        what = f"prior run #{i} (seed workflow {prior.workflow!r})"
+        if outcome is None:
+            never.append(f"{what}: no outcome recorded")
+        elif outcome.workflow != prior.workflow:
+            never.append(f"{what}: the outcome recorded is for {outcome.workflow!r}")
+        elif not outcome.ran:
+            never.append(f"{what}: {outcome.error or 'it did not run'}")
     if never:
-        return PremiseResult(
-            name="prior-runs-ran", held=False, reason=f"prior run of seed workflow {', '.join(never)} never ran"
-        )
+        return PremiseResult(name="prior-runs-ran", held=False, reason="never ran: " + "; ".join(never))
     return PremiseResult(name="prior-runs-ran", held=True, reason=f"all {len(declared)} prior runs ran")
 
 

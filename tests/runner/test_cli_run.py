@@ -105,6 +105,8 @@ def test_nothing_judged_is_never_green(tmp_path: Path, capsys: pytest.CaptureFix
         (["--filter", "matches-nothing-at-all"], "no case in"),
         (["--base-url", "http://127.0.0.1:9"], "--email and --password"),
         (["--iterations", "0"], "--iterations: Input should be greater than or equal to 1"),
+        (["--output-dir", "/proc/no-such-dir/out"], "cannot create it"),
+        (["--base-url", "ftp://x", "--email", "e", "--password", "p"], "--base-url: base URL 'ftp://x'"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(
@@ -116,6 +118,15 @@ def test_usage_errors_exit_2_with_one_line(
     assert message in err
     assert len(err.strip().splitlines()) == 1
     assert "Traceback" not in err
+
+
+def test_an_output_dir_holding_a_journal_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Regression: a second run appended to the first one's journal, merging two runs' statistics."""
+    (tmp_path / "journal.jsonl").write_text("{}\n", encoding="utf-8")
+    code, _, err = _run(["run", "--suite", str(GOLDEN), "--output-dir", str(tmp_path)], capsys)
+    assert code == 2
+    assert "already holds a run's journal" in err
+    assert (tmp_path / "journal.jsonl").read_text(encoding="utf-8") == "{}\n"
 
 
 def test_unreachable_instance_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

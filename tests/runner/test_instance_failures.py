@@ -45,3 +45,35 @@ async def test_a_credential_the_user_could_not_create_voids_the_case(
     assert "could not create a slackApi credential" in premise["reason"]
     assert {v["status"] for v in result["verdicts"]} <= {"not_judged", "reviewed"}
     assert summary.units.failed == 0
+
+
+@pytest.mark.anyio
+async def test_a_seed_that_cannot_be_restored_is_a_failed_premise_not_an_error(tmp_path: Path) -> None:
+    """Regression: a seeding failure made the case 'errored' with no units; DESIGN makes it a premise:
+    every unit not judged, with the reason, attribution framework_issue."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    case = {
+        "complexity": "simple",
+        "tags": ["replay"],
+        "datasets": ["seeded"],
+        "seed": {"mode": "replay", "threadId": "thread-that-was-never-exported"},
+        "processExpectations": ["The agent answers the live message"],
+        "checks": {"toolsNotCalled": ["delete-workflow"]},
+    }
+    (suite / "replay-missing.json").write_text(json.dumps(case), encoding="utf-8")
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    summary = await run_suite(
+        RunSettings(suite=suite, output_dir=tmp_path / "out", models=ModelSettings(), replay_dir=replays)
+    )
+    (line,) = (tmp_path / "out" / "journal.jsonl").read_text().splitlines()
+    result = json.loads(line)
+    assert result["status"] == "not_judged"
+    assert result["error"] is None
+    seed = {p["name"]: p for p in result["premises"]}["seed-restored"]
+    assert not seed["held"]
+    assert "thread-that-was-never-exported" in seed["reason"]
+    assert {v["status"] for v in result["verdicts"]} == {"not_judged"}
+    assert {v["attribution"] for v in result["verdicts"]} == {"framework_issue"}
+    assert summary.exit_code == 3  # nothing judged: never green

@@ -150,14 +150,45 @@ async def test_faults_are_retried_or_reported_as_framework_issues(tmp_path: Path
                 assert v.attribution == "framework_issue"
 
 
-def test_sweep_ids_finds_what_the_agent_created_anywhere() -> None:
-    found = pipeline.sweep_ids(
+def test_created_ids_are_what_a_tool_made_never_what_it_read_or_edited() -> None:
+    found = pipeline.created_ids(
         [
-            {"content": [{"type": "tool-result", "output": {"workflowId": "w1", "table": {"dataTableId": "t1"}}}]},
-            [{"agentId": "a1"}, {"workflowId": ""}],
+            ("build-workflow", {"workflow": {"name": "x"}}, {"workflowId": "w1", "workflow": {"id": "w1"}}),
+            ("build-workflow", {"workflowId": "w0", "workflow": {}}, {"workflowId": "w0"}),  # an edit
+            ("list-workflows", {}, {"workflows": [{"workflowId": "other"}]}),  # someone else's, only read
+            ("create-data-table", {"name": "orders"}, {"table": {"id": "t1", "name": "orders"}}),
+            ("build-agent", {"config": {}}, {"agentId": "a1"}),
+            ("get-agent", {"agentId": "a9"}, {"agentId": "a9"}),
+            (
+                "move-workflow",
+                {"workflowId": "w1", "folderPath": "Reports"},
+                {"workflowId": "w1", "parentFolderId": "f1"},
+            ),
         ]
     )
-    assert found == {"workflow": {"w1"}, "table": {"t1"}, "agent": {"a1"}}
+    assert found == {"workflow": {"w1"}, "table": {"t1"}, "agent": {"a1"}, "folder": {"f1"}}
+
+
+@pytest.mark.anyio
+async def test_a_folder_the_agent_made_is_cleaned_up(tmp_path: Path) -> None:
+    """Regression: folders the agent created (moving a workflow into a new folder) were left behind."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    case = {
+        "complexity": "simple",
+        "tags": ["folders"],
+        "conversation": [
+            {"role": "user", "text": "Every day at 9am post a summary to #general on Slack"},
+            {"role": "user", "text": "Move it into the Reports folder"},
+        ],
+        "checks": {"toolsCalled": ["move-workflow"]},
+    }
+    (suite / "folder-move.json").write_text(json.dumps(case), encoding="utf-8")
+    async with lanes(tmp_path, 1) as (urls, dbs):
+        summary = await run_suite(settings(tmp_path, urls, suite=suite))
+        left = leftovers(dbs[0])
+    assert summary.exit_code == 0, summary.units
+    assert left == dict.fromkeys(LEFTOVER_KINDS, 0)
 
 
 @pytest.mark.anyio

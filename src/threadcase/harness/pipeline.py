@@ -14,7 +14,9 @@ credentials, and the thread itself. Nothing that existed before the run started 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
+import re
 import time
 import uuid
 from collections.abc import Iterable
@@ -26,7 +28,7 @@ import anyio
 
 from threadcase.credentials.seeder import CredentialSeeder
 from threadcase.harness.conversation import Budgets, converse
-from threadcase.harness.errors import RunError
+from threadcase.harness.errors import ReplayError, RunError, SeedingError
 from threadcase.harness.grading import grade_case
 from threadcase.harness.grading.calibration import CalibrationResult
 from threadcase.harness.grading.execution import prepare_scenario_tables
@@ -34,7 +36,7 @@ from threadcase.harness.instance import InstanceClient
 from threadcase.harness.lanes import Lane
 from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
-from threadcase.harness.transcript import RunRecord, utc_now
+from threadcase.harness.transcript import RunRecord, SeedOutcome, utc_now
 from threadcase.harness.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
 
@@ -42,8 +44,8 @@ __all__ = [
     "LaneResources",
     "PipelineConfig",
     "WorkItem",
+    "created_ids",
     "run_case",
-    "sweep_ids",
 ]
 
 logger = logging.getLogger(__name__)
@@ -69,7 +71,7 @@ class LaneResources:
     """A few clients to the same instance; cases take them in turn (see ``runner.CASES_PER_CLIENT``)."""
     project_id: str
     preexisting: set[str] = field(default_factory=set)
-    """Ids of workflows, data tables and credentials that existed before the run: never deleted."""
+    """Ids of workflows, data tables, folders and credentials that existed before the run: never deleted."""
     snapshot: InstanceSnapshot | None = None
     """What existed on the instance when the run started: seed eviction only ever deletes leftovers
     from before this run (never what a concurrent case of this run created)."""
@@ -151,44 +153,51 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
             # Before the build, so the agent can find the scenario's table and bind its real id.
             scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
             live_opening: str | None = None
+            seed_failed = False
             if case.seed is not None:
                 snapshot = resources.snapshot or InstanceSnapshot(project_id=resources.project_id)
-                if case.seed.mode == "inline":
-                    seed = await restore_inline_seed(
-                        client,
-                        case.seed,
-                        thread_id=thread_id,
-                        project_id=resources.project_id,
-                        run_suffix=run_suffix,
-                        snapshot=snapshot,
-                    )
-                else:
-                    from threadcase.seeds.replay import restore_replay_seed
+                try:
+                    if case.seed.mode == "inline":
+                        seed = await restore_inline_seed(
+                            client,
+                            case.seed,
+                            thread_id=thread_id,
+                            project_id=resources.project_id,
+                            run_suffix=run_suffix,
+                            snapshot=snapshot,
+                        )
+                    else:
+                        from threadcase.seeds.replay import restore_replay_seed
 
-                    seed, live_opening = await restore_replay_seed(
-                        client,
-                        case.seed,
-                        thread_id=thread_id,
-                        project_id=resources.project_id,
-                        run_suffix=run_suffix,
-                        snapshot=snapshot,
-                        replay_dir=config.replay_dir,
-                    )
-                record.seed = seed.outcome
-            record = await converse(
-                case,
-                client=client,
-                thread_id=thread_id,
-                project_id=resources.project_id,
-                seed=seed,
-                live_opening=live_opening,
-                credentials=credentials,
-                models=config.models,
-                budgets=config.budgets,
-                record=record,
-                headers=config.headers,
-            )
-            settled = record.ended_by in _SETTLED
+                        seed, live_opening = await restore_replay_seed(
+                            client,
+                            case.seed,
+                            thread_id=thread_id,
+                            project_id=resources.project_id,
+                            run_suffix=run_suffix,
+                            snapshot=snapshot,
+                            replay_dir=config.replay_dir,
+                        )
+                    record.seed = seed.outcome
+                except (SeedingError, ReplayError) as exc:
+                    # A premise of the case, not a crash: graded below, every unit not judged with the reason.
+                    seed_failed = True
+                    record.seed = SeedOutcome(mode=case.seed.mode, restored=False, error=str(exc)[:2000])
+            if not seed_failed:
+                record = await converse(
+                    case,
+                    client=client,
+                    thread_id=thread_id,
+                    project_id=resources.project_id,
+                    seed=seed,
+                    live_opening=live_opening,
+                    credentials=credentials,
+                    models=config.models,
+                    budgets=config.budgets,
+                    record=record,
+                    headers=config.headers,
+                )
+            settled = seed_failed or record.ended_by in _SETTLED
             record.finished_at = record.finished_at or utc_now()
             grading = await grade_case(
                 case, record, client=client, models=config.models, calibration=config.calibration
@@ -238,30 +247,63 @@ _ID_KEYS = {
     "dataTableId": "table",
     "tableId": "table",
     "agentId": "agent",
+    "folderId": "folder",
+    "parentFolderId": "folder",
 }
+_NESTED_KINDS = {"workflow": "workflow", "table": "table", "dataTable": "table", "agent": "agent", "folder": "folder"}
+"""Keys whose object value is the resource itself (``create-data-table`` answers ``{table: {id, ...}}``)."""
+_READ_ONLY_TOOL = re.compile(r"(?:^|[-_.])(?:get|list|read|search|find|describe|test)(?:[-_.]|$)", re.IGNORECASE)
 
 
-def sweep_ids(values: Iterable[Any]) -> dict[str, set[str]]:
-    """Every workflow / data table / agent id named anywhere in nested JSON-like values.
-
-    Tool results and stored messages name what the agent created (``workflowId``, ``dataTableId``,
-    ``agentId``); collecting them from everything we have is what lets an interrupted conversation
-    be cleaned up as completely as a finished one.
-    """
-    found: dict[str, set[str]] = {"workflow": set(), "table": set(), "agent": set()}
-    stack: list[Any] = list(values)
+def _ids_in(value: Any, found: dict[str, set[str]]) -> None:
+    stack: list[Any] = [value]
     while stack:
-        value = stack.pop()
-        if isinstance(value, dict):
-            for key, inner in value.items():
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
                 kind = _ID_KEYS.get(key)
                 if kind is not None and isinstance(inner, str) and inner:
                     found[kind].add(inner)
                 elif isinstance(inner, dict | list):
+                    nested = _NESTED_KINDS.get(key)
+                    if nested is not None and isinstance(inner, dict) and isinstance(inner.get("id"), str):
+                        found[nested].add(inner["id"])
                     stack.append(inner)
-        elif isinstance(value, list):
-            stack.extend(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def created_ids(calls: Iterable[tuple[str, Any, Any]]) -> dict[str, set[str]]:
+    """Ids of workflows, data tables, agents and folders the agent's tool calls *created*.
+
+    ``calls`` are ``(tool name, arguments, result)``. An id counts as created when it appears in the
+    result of a tool that is not a read (``get``/``list``/``read``/...) and nowhere in that call's
+    arguments: ``build-workflow`` without a ``workflowId`` creates one, with it edits one. Ids the
+    agent merely looked at (a listing of someone else's workflows) are never cleanup's business.
+    """
+    found: dict[str, set[str]] = {kind: set() for kind in ("workflow", "table", "agent", "folder")}
+    for name, args, result in calls:
+        if _READ_ONLY_TOOL.search(name) or result is None:
+            continue
+        in_result: dict[str, set[str]] = {kind: set() for kind in found}
+        _ids_in(result, in_result)
+        argument_text = json.dumps(args, default=str)
+        for kind, ids in in_result.items():
+            found[kind] |= {i for i in ids if i not in argument_text}
     return found
+
+
+def _calls_in_turns(turns: Iterable[Any]) -> list[tuple[str, Any, Any]]:
+    return [(c.tool_name, c.args, c.result) for t in turns for c in t.tool_calls if c.error is None]
+
+
+def _calls_in_messages(messages: Iterable[Any]) -> list[tuple[str, Any, Any]]:
+    calls = []
+    for message in messages:
+        for block in message.content:
+            if block.get("type") == "tool-call" and "output" in block:
+                calls.append((str(block.get("toolName", "")), block.get("input"), block.get("output")))
+    return calls
 
 
 async def _cleanup(
@@ -293,7 +335,7 @@ async def _cleanup(
                 await cleanup_created(client, seed.created)
             except Exception as exc:
                 record.warnings.append(f"cleanup: seed: {exc}")
-        found = sweep_ids([t.model_dump(mode="json") for t in record.turns])
+        found = created_ids(_calls_in_turns(record.live_turns))
         if thread_created and not settled:
             try:
                 # An interrupted conversation may have left a run going; stop it before taking stock,
@@ -303,14 +345,11 @@ async def _cleanup(
                 record.warnings.append(f"cleanup: cancel: {exc}")
             try:
                 messages = await client.thread_messages(record.thread_id)
-                more = sweep_ids([m.model_dump(mode="json") for m in messages])
+                more = created_ids(_calls_in_messages(m for m in messages if not m.seeded))
                 for kind, ids in more.items():
                     found[kind] |= ids
             except Exception as exc:
                 record.warnings.append(f"cleanup: could not read thread messages: {exc}")
-        found["workflow"] |= {w.id for w in record.artifacts.workflows}
-        found["agent"] |= {a.id for a in record.artifacts.agents}
-        found["table"] |= {str(t["id"]) for t in record.artifacts.data_tables if t.get("id")}
         found["table"] |= set(scenario_tables)
         await _delete_all(client, resources, record, found)
         if thread_created:
@@ -341,3 +380,9 @@ async def _delete_all(
             await client.delete_agent(resources.project_id, agent_id)
         except Exception as exc:
             record.warnings.append(f"cleanup: agent {agent_id}: {exc}")
+    # Folders last: by now the workflows the agent moved into them are gone.
+    for folder_id in sorted(found["folder"] - keep):
+        try:
+            await client.delete_folder(resources.project_id, folder_id)
+        except Exception as exc:
+            record.warnings.append(f"cleanup: folder {folder_id}: {exc}")

@@ -236,8 +236,29 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     preexisting = {w.id for w in await client.list_workflows()}
     preexisting |= {c.id for c in await client.list_credentials()}
     preexisting |= {str(t.get("id")) for t in await client.list_data_tables(project.id)}
+    preexisting |= {f.id for f in await client.list_folders(project.id)}
     snapshot = await take_snapshot(client, project.id)
     return LaneResources(clients=clients, project_id=project.id, preexisting=preexisting, snapshot=snapshot)
+
+
+def _prepare_output_dir(path: Path) -> Path:
+    """Create the output directory up front (before any instance starts) and refuse to mix runs.
+
+    A journal already there belongs to another run: appending to it would merge two runs' results
+    into one set of statistics (two "iteration 0"s feeding pass@k).
+    """
+    journal = path / JOURNAL_NAME
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        taken = journal.exists() and journal.stat().st_size > 0
+    except OSError as exc:
+        raise ConfigError(f"--output-dir {str(path)!r}: cannot create it ({exc.strerror or exc})") from None
+    if taken:
+        raise ConfigError(
+            f"--output-dir {str(path)!r} already holds a run's journal; choose another directory "
+            "(threadcase report JOURNAL rebuilds the reports of that run)"
+        )
+    return path
 
 
 DEFAULT_CALIBRATION_SET = Path("cases/calibration/demo.jsonl")
@@ -283,7 +304,7 @@ async def run_suite(
             f"no case in {str(suite)!r} matches the selection (filter={settings.filter!r}, "
             f"exclude={settings.exclude!r}, tier={settings.tier!r}, tag={settings.tag!r})"
         )
-    output_dir = settings.output_dir or default_output_dir()
+    output_dir = _prepare_output_dir(settings.output_dir or default_output_dir())
     run_id = uuid.uuid4().hex[:12]
     # Iteration-major order: every case's first iteration before any second, so an interrupted run
     # has breadth, and iterations of one case rarely wait on each other's lane.

@@ -29,6 +29,10 @@ def _csv(value: str | None) -> list[str]:
     return [part.strip() for part in (value or "").split(",") if part.strip()]
 
 
+_FLAG_OF_FIELD = {"base_urls": "base-url"}
+"""Settings fields whose flag is not their name with dashes."""
+
+
 def _settings(**kwargs: object) -> RunSettings:
     try:
         return RunSettings.model_validate(kwargs)
@@ -36,7 +40,8 @@ def _settings(**kwargs: object) -> RunSettings:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "settings"
         message = first["msg"].removeprefix("Value error, ")
-        raise ConfigError(f"--{where.replace('_', '-')}: {message}") from None
+        flag = _FLAG_OF_FIELD.get(where, where.replace("_", "-"))
+        raise ConfigError(f"--{flag}: {message}") from None
 
 
 def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> None:

@@ -328,3 +328,46 @@ def test_replay_opening_cannot_attach() -> None:
     turns = [{"role": "user", "text": "x", "attach": {"workflow": "wf-abcdefgh"}}]
     data = case_with(replay(), conversation=turns, datasets=["seeded"])
     assert_problem(data, "conversation[0].attach", "attach needs an inline seed")
+
+
+# --- seeded build results ------------------------------------------------------------------------
+
+
+def _build_message(tool: str, output: dict[str, Any]) -> dict[str, Any]:
+    block = {"type": "tool-call", "toolCallId": "c1", "toolName": tool, "state": "resolved", "input": {}}
+    return {"id": "m2", "role": "assistant", "type": "llm", "content": [block | {"output": output}]}
+
+
+def test_a_seeded_build_result_naming_an_undeclared_workflow_or_agent_is_a_load_error() -> None:
+    """Regression: this passed ``threadcase validate`` and only failed at run time (exit 3)."""
+    data = case_with(
+        inline(
+            workflows=[wf("wfDaily00000001", "Daily")],
+            agents=[agent("agent-0001")],
+            messages=[
+                {"role": "user", "text": "build daily"},
+                _build_message("build-workflow", {"workflowId": "wfNOTSEEDED0001"}),
+                _build_message("build_agent", {"agentId": "agent-9999"}),
+            ],
+        )
+    )
+    assert_problem(data, "seed.messages[1].content[0].output.workflowId", "'wfNOTSEEDED0001', which is not a seed")
+    assert_problem(data, "seed.messages[2].content[0].output.agentId", "'agent-9999', which is not a seed agent")
+    good = inline(
+        workflows=[wf("wfDaily00000001", "Daily")],
+        messages=[
+            {"role": "user", "text": "build daily"},
+            _build_message("build-workflow", {"workflowId": "wfDaily00000001"}),
+        ],
+    )
+    ok(case_with(good))
+
+
+def test_a_replay_rebuild_may_name_workflows_deleted_before_the_live_turn() -> None:
+    """The build-result rule belongs to case files: a rebuilt history names deleted workflows legitimately."""
+    seed = InlineSeed(
+        mode="inline",
+        messages=[_build_message("build-workflow", {"workflowId": "wf-deleted-0001"})],
+        workflows=[],
+    )
+    assert seed.messages

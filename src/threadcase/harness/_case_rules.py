@@ -18,10 +18,12 @@ if TYPE_CHECKING:
     from threadcase.harness.schema import Case, InlineSeed
 
 __all__ = [
+    "BUILD_RESULT_KEYS",
     "ENVELOPE_FORM",
     "REPLAY_FORBIDDEN_DATASETS",
     "SHORTHAND_FORM",
     "Problem",
+    "build_result_problems",
     "case_problems",
     "inline_seed_problems",
     "seed_message_problem",
@@ -334,6 +336,52 @@ def inline_seed_problems(seed: InlineSeed) -> list[Problem]:
     return problems
 
 
+BUILD_RESULT_KEYS = {
+    "build-workflow": ("workflowId", "workflow"),
+    "build_workflow": ("workflowId", "workflow"),
+    "build-agent": ("agentId", "agent"),
+    "build_agent": ("agentId", "agent"),
+}
+"""Seeded tool results that name what they built: tool name -> (output key, what it names)."""
+
+
+def build_result_problems(
+    messages: Sequence[Any], workflow_ids: Sequence[str], agent_ids: Sequence[str]
+) -> list[Problem]:
+    """A seeded build result must name a seed workflow (``output.workflowId``) or agent (``output.agentId``).
+
+    Otherwise the restored history would refer to something that does not exist on the instance,
+    and the id remap has nothing to point it at. Paths are relative to the seed.
+    """
+    problems: list[Problem] = []
+    declared = {"workflow": list(workflow_ids), "agent": list(agent_ids)}
+    for m_index, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            continue
+        for b_index, block in enumerate(content):
+            if not (isinstance(block, dict) and block.get("type") == "tool-call"):
+                continue
+            tool = block.get("toolName")
+            output = block.get("output")
+            keyed = BUILD_RESULT_KEYS.get(tool) if isinstance(tool, str) else None
+            if keyed is None or not isinstance(output, dict) or keyed[0] not in output:
+                continue
+            key, label = keyed
+            value = output[key]
+            ids = declared[label]
+            if value not in ids:
+                listed = ", ".join(repr(i) for i in ids) or f"no {label}s are declared"
+                problems.append(
+                    (
+                        f"messages[{m_index}].content[{b_index}].output.{key}",
+                        f"{tool} result names {_q(value)}, which is not a seed {label} ({listed}); "
+                        f"use the seeded {label}'s id",
+                    )
+                )
+    return problems
+
+
 # --- agent checks ----------------------------------------------------------------------------------
 
 
@@ -428,6 +476,15 @@ def case_problems(case: Case) -> list[Problem]:
                         "carries attach may be empty)",
                     )
                 )
+    if inline is not None:
+        # A case file's seed, not every InlineSeed: a replay rebuild may name workflows the agent
+        # deleted before the live turn, which is history, not a mistake.
+        problems += [
+            (f"seed.{path}", message)
+            for path, message in build_result_problems(
+                inline.messages, [w.id for w in inline.workflows], [a.id for a in inline.agents]
+            )
+        ]
     problems += _duplicates([s.name for s in case.execution_scenarios], "scenario name", "executionScenarios")
     problems += _agent_check_problems(case, inline)
     if case.unit_count == 0:

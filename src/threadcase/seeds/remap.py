@@ -25,13 +25,14 @@ import re
 import secrets
 import string
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.harness import schema
+from threadcase.harness._case_rules import build_result_problems
 from threadcase.harness.errors import CaseProblem, CaseSchemaError
 
 __all__ = [
@@ -53,8 +54,6 @@ SLOT_EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
 MIN_REMAP_ID = 8
 MAX_NAME = 128
 _ID_ALPHABET = string.ascii_letters + string.digits
-_BUILD_TOOLS = {"build-workflow": "workflowId", "build_workflow": "workflowId"}
-_AGENT_TOOLS = {"build-agent": "agentId", "build_agent": "agentId"}
 
 
 def slot(index: int) -> str:
@@ -133,16 +132,6 @@ def expand_messages(messages: list[dict[str, Any]], *, now: datetime | None = No
 # --- consistency ---------------------------------------------------------------------------------
 
 
-def _tool_blocks(messages: Iterable[dict[str, Any]]) -> Iterable[tuple[int, int, dict[str, Any]]]:
-    for m_index, message in enumerate(messages):
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for b_index, block in enumerate(content):
-            if isinstance(block, dict) and block.get("type") == "tool-call":
-                yield m_index, b_index, block
-
-
 def seed_problems(seed: schema.InlineSeed, *, messages: list[dict[str, Any]] | None = None) -> list[tuple[str, str]]:
     """``(json path within the seed, message)`` for every rule the remap depends on.
 
@@ -167,23 +156,8 @@ def seed_problems(seed: schema.InlineSeed, *, messages: list[dict[str, Any]] | N
                 problems.append((f"{kind}[{index}].id", f"{seed_id!r} is declared twice (one id space)"))
             seen.add(seed_id)
     source = messages if messages is not None else [m for m in seed.messages if isinstance(m, dict)]
-    for m_index, b_index, block in _tool_blocks(source):
-        tool = str(block.get("toolName", ""))
-        output = block.get("output")
-        for table, declared, label in ((_BUILD_TOOLS, workflow_ids, "workflow"), (_AGENT_TOOLS, agent_ids, "agent")):
-            key = table.get(tool)
-            if key is None or not isinstance(output, dict) or key not in output:
-                continue
-            value = output[key]
-            if value not in declared:
-                listed = ", ".join(repr(i) for i in declared) or f"no {label}s are declared"
-                problems.append(
-                    (
-                        f"messages[{m_index}].content[{b_index}].output.{key}",
-                        f"{tool} result names {value!r}, which is not a seed {label} ({listed}); "
-                        f"use the seeded {label}'s id",
-                    )
-                )
+    # The same rule the loader applies to a case file, so validate and restore never disagree.
+    problems += build_result_problems(source, workflow_ids, agent_ids)
     return problems
 
 

@@ -316,11 +316,14 @@ class InstanceClient:
         data = await self._get("/rest/credentials")
         return [self._credential(c) for c in _items(data, "credentials")]
 
-    async def create_credential(self, *, name: str, type: str, data: dict[str, Any]) -> wire.CredentialSummary:
+    async def create_credential(
+        self, *, name: str, type: str, data: dict[str, Any], description: str | None = None
+    ) -> wire.CredentialSummary:
         """Create a credential. Not repeated once sent (a second POST would create a second one)."""
-        answer = await self._call(
-            "POST", "/rest/credentials", CallKind.UNSAFE, json_body={"name": name, "type": type, "data": data}
-        )
+        body: dict[str, Any] = {"name": name, "type": type, "data": data}
+        if description is not None:
+            body["description"] = description
+        answer = await self._call("POST", "/rest/credentials", CallKind.UNSAFE, json_body=body)
         return self._credential(answer)
 
     async def delete_credential(self, credential_id: str) -> None:

@@ -106,6 +106,7 @@ def test_nothing_judged_is_never_green(tmp_path: Path, capsys: pytest.CaptureFix
         (["--base-url", "http://127.0.0.1:9"], "--email and --password"),
         (["--iterations", "0"], "--iterations: Input should be greater than or equal to 1"),
         (["--output-dir", "/proc/no-such-dir/out"], "cannot create it"),
+        (["--base-url", "http://127.0.0.1:9", "--demo-misbehave", "drops-change"], "only apply to the embedded"),
         (["--base-url", "ftp://x", "--email", "e", "--password", "p"], "--base-url: base URL 'ftp://x'"),
     ],
 )

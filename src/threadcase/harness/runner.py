@@ -177,6 +177,15 @@ async def execute(
 async def _instances(settings: RunSettings) -> AsyncIterator[tuple[list[str], str, str]]:
     """Yield (base URLs, email, password): the given lanes, or an embedded demo instance."""
     if settings.base_urls:
+        demo_flags = {
+            "--demo-misbehave": bool(settings.demo_misbehave),
+            "--demo-faults": settings.demo_faults > 0,
+            "--demo-latency-ms": settings.demo_latency_ms > 0,
+        }
+        given = [flag for flag, set_ in demo_flags.items() if set_]
+        if given:
+            # Silently ignoring them would report a "misbehaving" run that was nothing of the kind.
+            raise ConfigError(f"{', '.join(given)} only apply to the embedded demo instance, not to --base-url")
         if not settings.email or settings.password is None:
             raise ConfigError(
                 "--email and --password (THREADCASE_EMAIL / THREADCASE_PASSWORD) are required with --base-url"

@@ -172,15 +172,11 @@ def _review(record: RunRecord, criteria: list[str]) -> Iterator[UnitVerdict]:
 # --- transcript rules -------------------------------------------------------------------------
 
 
-def evaluate_rule(rule: schema.TranscriptRule, turns: list[Turn]) -> tuple[int | None, list[int]]:
-    """Walk ``turns`` with the rule's one bit of state; returns (violating turn index or None, risk turns).
-
-    A user turn matching ``risk`` sets the bit; an agent turn matching ``clear`` resets it; an agent
-    turn matching ``violation`` while the bit is set is the violation. Graded on the sequence: the same
-    agent sentence with no unresolved risk before it is nothing at all.
-    """
+def _walk_rule(rule: schema.TranscriptRule, turns: list[Turn]) -> tuple[int | None, list[int], bool]:
+    """The state machine: (violating turn index or None, risk turns, whether a live agent turn was at risk)."""
     risk, clear, violation = rule.risk_pattern, rule.clear_pattern, rule.violation_pattern  # compiled at load
     at_risk = False
+    exercised = False
     risk_turns: list[int] = []
     for turn in turns:
         if turn.role == "user":
@@ -188,12 +184,27 @@ def evaluate_rule(rule: schema.TranscriptRule, turns: list[Turn]) -> tuple[int |
                 at_risk = True
                 risk_turns.append(turn.index)
             continue
+        if at_risk and not turn.seeded:
+            exercised = True
         if clear.search(turn.text):
             at_risk = False
             continue
-        if at_risk and violation.search(turn.text):
-            return turn.index, risk_turns
-    return None, risk_turns
+        # A seeded agent turn was written by the case author: it may carry the risk forward, never violate.
+        if at_risk and not turn.seeded and violation.search(turn.text):
+            return turn.index, risk_turns, True
+    return None, risk_turns, exercised
+
+
+def evaluate_rule(rule: schema.TranscriptRule, turns: list[Turn]) -> tuple[int | None, list[int]]:
+    """Walk ``turns`` with the rule's one bit of state; returns (violating turn index or None, risk turns).
+
+    A user turn matching ``risk`` sets the bit; an agent turn matching ``clear`` resets it; an agent
+    turn matching ``violation`` while the bit is set is the violation. Graded on the sequence: the same
+    agent sentence with no unresolved risk before it is nothing at all. Seeded turns set and clear the
+    bit like any other, but a seeded agent turn is authored by the case, so only a live one can violate.
+    """
+    violated, risk_turns, _ = _walk_rule(rule, turns)
+    return violated, risk_turns
 
 
 def _transcript_rule(record: RunRecord, rule: schema.TranscriptRule) -> UnitVerdict:
@@ -202,13 +213,18 @@ def _transcript_rule(record: RunRecord, rule: schema.TranscriptRule) -> UnitVerd
         f"transcript rule {rule.name!r}: after a user turn matching /{rule.risk}/, "
         f"no agent turn matches /{rule.violation}/ before one matches /{rule.clear}/"
     )
-    violated, risks = evaluate_rule(rule, record.turns)
+    violated, risks, exercised = _walk_rule(rule, record.turns)
     if violated is not None:
         turn = next(t for t in record.turns if t.index == violated)
         reason = f"turn {violated} says {_quote(turn.text)} while the risk raised at turn {risks[-1]} was never cleared"
         return _verdict(unit, label, False, reason, turn_index=violated)
     if not risks:
         return _not_judged(unit, label, f"no user turn matched the risk /{rule.risk}/, so the rule was never exercised")
+    if not exercised:
+        reason = (
+            f"the risk raised at turn(s) {risks} was never open on a live agent turn, so the rule was never exercised"
+        )
+        return _not_judged(unit, label, reason)
     return _verdict(unit, label, True, f"the risk raised at turn(s) {risks} never led to a violating agent turn")
 
 

@@ -175,3 +175,28 @@ async def test_an_error_excerpt_echoing_a_token_is_redacted() -> None:
             await seeder.seed("t", [_decl("slackApi")])
     assert SLACK_TOKEN not in str(caught.value)
     assert "[redacted]" in str(caught.value)
+
+
+async def test_credentials_meant_to_fail_never_get_the_real_token_and_descriptions_are_sent(
+    demo: Demo, demo_client: InstanceClient
+) -> None:
+    """Regression: a ``valid: false`` credential (and a proxy-created non-working one) got the real
+    ``EVAL_*`` token, so its connection test passed and the invalid-credential case tested nothing;
+    the declared description was never sent."""
+    thread_id = await _thread(demo_client)
+    seeder = CredentialSeeder(demo_client, environ=ENV)
+    declared = await seeder.seed(
+        thread_id,
+        [_decl("slackApi", valid=False, description="Expired on purpose"), _decl("slackApi", description="  ")],
+    )
+    broken = await seeder.create_for_proxy(thread_id, "openAiApi", working=False)
+    invalid, valid = declared
+    stored = {c.id: demo.store.get("credentials", c.id) for c in [invalid, valid, broken]}
+    assert stored[invalid.id]["data"] == {"accessToken": PLACEHOLDER_TOKEN}
+    assert stored[broken.id]["data"] == {"apiKey": PLACEHOLDER_TOKEN}
+    assert stored[valid.id]["data"] == {"accessToken": SLACK_TOKEN}
+    assert stored[invalid.id]["description"] == "Expired on purpose"
+    assert stored[valid.id]["description"] is None  # blank -> absent
+    passes = _view(demo, thread_id)[1]
+    assert passes == {invalid.id: False, valid.id: True, broken.id: False}
+    await seeder.cleanup()

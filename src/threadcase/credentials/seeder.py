@@ -9,8 +9,10 @@ passing without contacting the provider. The user proxy creates more mid-run thr
 tracked and deleted by :meth:`CredentialSeeder.cleanup`, bounded in time and shielded from
 cancellation.
 
-Tokens come from ``EVAL_*`` variables (or the placeholder); they go to the instance and nowhere
-else: :class:`SeededCredential` carries no data, logs name only ids, names and types, and every real
+Tokens come from ``EVAL_*`` variables (or the placeholder); a credential meant to fail (declared
+``valid: false``, or created by the proxy as not working) always gets the placeholder, so its
+connection test fails as the case intends. Tokens go to the instance and nowhere else:
+:class:`SeededCredential` carries no data, logs name only ids, names and types, and every real
 token is registered with the client's redactor so an error excerpt cannot echo it.
 """
 
@@ -91,8 +93,12 @@ class CredentialSeeder:
             for decl in declared:
                 template = self._template(decl.type)
                 working = decl.valid and not decl.blank
-                data = {} if decl.blank else template.data(self._environ)
-                created.append(await self._create(decl.name or template.default_name, template, data, working))
+                data = {} if decl.blank else template.data(self._environ, working=working)
+                created.append(
+                    await self._create(
+                        decl.name or template.default_name, template, data, working, description=decl.description
+                    )
+                )
             try:
                 await self._pin(thread_id)
             except InstanceError as exc:
@@ -116,7 +122,8 @@ class CredentialSeeder:
         """
         template = self._template(credential_type)
         async with self._lock:
-            credential = await self._create(template.default_name, template, template.data(self._environ), working)
+            data = template.data(self._environ, working=working)
+            credential = await self._create(template.default_name, template, data, working)
             await self._pin(thread_id)
         return credential
 
@@ -172,10 +179,18 @@ class CredentialSeeder:
         return base if count == 1 else f"{base} #{count}"
 
     async def _create(
-        self, base_name: str, template: CredentialTemplate, data: dict[str, object], working: bool
+        self,
+        base_name: str,
+        template: CredentialTemplate,
+        data: dict[str, object],
+        working: bool,
+        *,
+        description: str | None = None,
     ) -> SeededCredential:
         name = self._unique_name(base_name)
-        summary = await self._client.create_credential(name=name, type=template.type, data=dict(data))
+        summary = await self._client.create_credential(
+            name=name, type=template.type, data=dict(data), description=description
+        )
         credential = SeededCredential(id=summary.id, name=name, type=template.type, working=working)
         # Tracked before anything else can fail, so cleanup always knows about it.
         self.seeded.append(credential)

@@ -32,8 +32,13 @@ class CredentialTemplate:
             return environ[self.env_var]
         return PLACEHOLDER_TOKEN
 
-    def data(self, environ: Mapping[str, str]) -> dict[str, Any]:
-        return self.build_data(self.token(environ))
+    def data(self, environ: Mapping[str, str], *, working: bool = True) -> dict[str, Any]:
+        """The credential's data: the real token when ``working`` and its variable is set, else the placeholder.
+
+        A credential meant to fail (``working=False``) never gets the real token, or its connection
+        test would pass against the provider and the case would test nothing.
+        """
+        return self.build_data(self.token(environ) if working else PLACEHOLDER_TOKEN)
 
 
 def _oauth(token: str) -> dict[str, Any]:

@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import httpx
 import pytest
@@ -46,3 +48,22 @@ def test_unknown_misbehaviour_is_a_usage_error(capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert "sulks" in err
     assert "drops-change" in err  # says what would be valid
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"), [("--trace-to", "/proc/nope/t.jsonl"), ("--db", "/proc/x.db"), ("--db", "/proc/nope/x.db")]
+)
+def test_an_unusable_path_is_a_usage_error_and_leaves_no_temp_folder(
+    flag: str, value: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An unwritable --trace-to / --db printed a traceback, exited 1 and leaked the temporary folder."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(SystemExit) as exit_info:
+        main(["demo", "serve", "--port", "0", flag, value])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert flag in err
+    assert value in err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []

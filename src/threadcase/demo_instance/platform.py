@@ -12,6 +12,7 @@ import hashlib
 import json
 import secrets
 import shutil
+import sqlite3
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from threadcase.demo_instance.runs import RunManager
 from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
 from threadcase.demo_instance.storage import Store
 from threadcase.demo_instance.traces import TraceWriter
+from threadcase.harness.errors import ConfigError
 
 __all__ = ["AUTH_COOKIE", "Platform", "User", "ok", "parse_body", "parse_misbehaviours"]
 
@@ -66,20 +68,37 @@ class Platform:
     def __init__(self, settings: DemoSettings, agent: BuilderAgent | None) -> None:
         self.settings = settings
         self._tmpdir: Path | None = None
-        if settings.db_path is None:
-            self._tmpdir = Path(tempfile.mkdtemp(prefix="threadcase-demo-"))
-            db_path = self._tmpdir / "demo.sqlite"
-        else:
-            db_path = settings.db_path
-            db_path.parent.mkdir(parents=True, exist_ok=True)
-        self.store = Store(db_path)
+        store: Store | None = None
+        flag = "--db"
+        try:
+            if settings.db_path is None:
+                self._tmpdir = Path(tempfile.mkdtemp(prefix="threadcase-demo-"))
+                db_path = self._tmpdir / "demo.sqlite"
+            else:
+                db_path = settings.db_path
+                db_path.parent.mkdir(parents=True, exist_ok=True)
+            store = Store(db_path)
+            flag = "--trace-to"
+            tracer = TraceWriter(settings.trace_to, settings.trace_project) if settings.trace_to else None
+        except (OSError, sqlite3.Error) as exc:
+            # A path that cannot be used is the user's to fix: one line, and no temp folder left behind.
+            if store is not None:
+                store.close()
+            if self._tmpdir is not None:
+                shutil.rmtree(self._tmpdir, ignore_errors=True)
+            value = settings.db_path if flag == "--db" else settings.trace_to
+            what = "THREADCASE_DEMO_DB" if flag == "--db" else "THREADCASE_DEMO_TRACE_TO"
+            raise ConfigError(
+                f"demo {flag} ({what}) {str(value) if value else '(temporary)'!r} cannot be used: {exc}; "
+                "give a writable path"
+            ) from None
+        self.store = store
         self.hub = EventHub(self.store)
         self.faults = (
             FaultInjector(settings.faults, settings.seed, max_delay=settings.fault_delay_seconds)
             if settings.faults > 0
             else None
         )
-        tracer = TraceWriter(settings.trace_to, settings.trace_project) if settings.trace_to else None
         self.runs = RunManager(settings=settings, store=self.store, hub=self.hub, agent=agent, tracer=tracer)
         self.token: EventLoopToken | None = None
         # Passwords are compared by digest so the plain text is not kept beyond settings.

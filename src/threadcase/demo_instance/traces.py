@@ -91,6 +91,9 @@ class TraceWriter:
         self.project = project
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
+        # Fail at start, not at the first turn, when the file cannot be appended to.
+        with path.open("a", encoding="utf-8"):
+            pass
 
     def write(self, runs: list[dict[str, Any]]) -> None:
         lines = "".join(json.dumps(run, separators=(",", ":"), default=str) + "\n" for run in runs)

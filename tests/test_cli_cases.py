@@ -166,3 +166,37 @@ def test_the_console_script_prints_problems_without_a_traceback(tmp_path: Path) 
         f"{tmp_path / 'old.json'}: buildExpectations: 'buildExpectations' is no longer supported — split it into "
         "processExpectations (how the agent converses) and outcomeExpectations (what it built)\n"
     )
+
+
+def test_pathological_json_is_an_invalid_json_problem_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: 100k nested ``[`` raised RecursionError and a 5000-digit integer ValueError."""
+    (tmp_path / "deep.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    (tmp_path / "bigint.json").write_text('{"messageBudget": ' + "9" * 5000 + "}", encoding="utf-8")
+    code, out, err = run(["validate", str(tmp_path)], capsys)
+    assert (code, out) == (2, "")
+    assert sorted(err.splitlines()) == [
+        f"{tmp_path / 'bigint.json'}: invalid JSON: an integer has more digits than Python reads (4300); "
+        "write it as a string",
+        f"{tmp_path / 'deep.json'}: invalid JSON: nested too deeply for the parser; flatten the structure",
+    ]
+
+
+def test_an_unexpected_error_is_one_internal_error_line_with_exit_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: any exception outside the error tree escaped ``main()`` as a traceback."""
+    import threadcase.harness.cli.cases as cases_cli
+
+    def broken(paths: Any) -> Any:
+        raise KeyError("boom\nsecond line")
+
+    monkeypatch.setattr(cases_cli, "load_suite", broken)
+    monkeypatch.delenv("THREADCASE_DEBUG", raising=False)
+    code, out, err = run(["validate", str(tmp_path)], capsys)
+    assert (code, out) == (3, "")
+    assert err == "threadcase: internal error: KeyError: 'boom\\nsecond line' — please report it\n"
+    monkeypatch.setenv("THREADCASE_DEBUG", "1")
+    with pytest.raises(KeyError):
+        main(["validate", str(tmp_path)])

@@ -178,6 +178,17 @@ def _load(path: Path) -> tuple[LoadedCase | None, list[CaseProblem]]:
     except json.JSONDecodeError as exc:
         message = f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         return None, [CaseProblem(file, "", message, case=slug, line=exc.lineno, column=exc.colno)]
+    except (ValueError, RecursionError) as exc:
+        # Valid JSON syntax the parser still refuses: nesting deeper than the interpreter's stack,
+        # or an integer longer than Python converts (4300 digits). Neither is a case anyone meant.
+        if isinstance(exc, RecursionError):
+            why = "nested too deeply for the parser; flatten the structure"
+        elif "integer string conversion" in str(exc):
+            why = "an integer has more digits than Python reads (4300); write it as a string"
+        else:
+            why = _first_sentence(str(exc))
+        message = f"invalid JSON: {why}"
+        return None, [CaseProblem(file, "", message, case=slug)]
     try:
         case = parse_case(data, file=file, slug=slug)
     except CaseSchemaError as exc:

@@ -3,13 +3,15 @@
 Each sub-command lives in its own module and is imported only when invoked, so ``threadcase --help``
 stays fast and one broken command cannot break the others. Known errors print one line (never a
 traceback) and map to the exit codes of DESIGN.md: 2 for usage, configuration and case-file errors,
-3 when the harness or the instance failed so that nothing could be judged.
+3 when the harness or the instance failed so that nothing could be judged. Anything else is a bug of
+ours: one ``internal error`` line and exit 3 (``THREADCASE_DEBUG=1`` shows the traceback).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 from typing import Any
 
@@ -75,4 +77,14 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(2)
     except ThreadcaseError as exc:
         click.echo(f"threadcase: {type(exc).__name__}: {exc}", err=True)
+        sys.exit(3)
+    except Exception as exc:
+        # A bug of ours must still end in one line and a meaningful exit code, never a traceback
+        # (which may also quote case data); THREADCASE_DEBUG=1 brings the traceback back.
+        if os.environ.get("THREADCASE_DEBUG", "").strip() == "1":
+            raise
+        message = " ".join(str(exc).split())
+        if len(message) > 300:
+            message = message[:297] + "..."
+        click.echo(f"threadcase: internal error: {type(exc).__name__}: {message} — please report it", err=True)
         sys.exit(3)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import re
 import statistics
 import subprocess
@@ -60,8 +61,27 @@ def write_cases(directory: Path, cases: int, turns: int) -> None:
         (directory / f"bench-{index:04d}.json").write_text(json.dumps(body), encoding="utf-8")
 
 
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process used so far; 0 where /proc is missing."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _machine_busy() -> float:
+    """CPU seconds every process of the machine used so far (all cores); 0 where /proc is missing."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def demo_process(latency_ms: int) -> Iterator[str]:
+def demo_process(latency_ms: int) -> Iterator[tuple[str, int]]:
     """``threadcase demo serve`` in its own process (its own core and GIL, as a real instance would be)."""
     command = [str(Path(sys.executable).parent / "threadcase"), "demo", "serve", "--port", "0"]
     command += ["--latency-ms", str(latency_ms)]
@@ -72,7 +92,7 @@ def demo_process(latency_ms: int) -> Iterator[str]:
         match = re.search(r"http://[\d.]+:\d+", line)
         if match is None:
             raise RuntimeError(f"demo instance did not start: {line!r}")
-        yield match.group(0)
+        yield match.group(0), proc.pid
     finally:
         proc.terminate()
         proc.wait(timeout=20)
@@ -127,7 +147,7 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
         suite.mkdir()
         write_cases(suite, cases, turns)
         settings = DemoSettings()
-        with demo_process(latency_ms) as url:
+        with demo_process(latency_ms) as (url, pid):
             turn_latency, turn_latency_client = await probe_turn_latency(
                 url, settings.email, settings.password.get_secret_value(), turns
             )
@@ -140,14 +160,20 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
                 output_dir=Path(tmp) / "out",
             )
             started, cpu_started = time.perf_counter(), time.process_time()
+            server_started, machine_started = _process_cpu(pid), _machine_busy()
             summary = await run_suite(run)
             wall = time.perf_counter() - started
             cpu = time.process_time() - cpu_started
+            server_cpu = _process_cpu(pid) - server_started
+            # What everything else on the machine (other users' work) took meanwhile: on a shared machine
+            # the ratio is only as good as the cores this run got.
+            others_cpu = max(0.0, _machine_busy() - machine_started - cpu - server_cpu)
         bound = math.ceil(cases / concurrency) * turns * turn_latency
         errored = summary.units.errored
         print(
             f"cases={summary.case_iterations} passed_units={summary.units.passed} errored={errored} "
-            f"exit={summary.exit_code} harness_cpu={cpu:.3f} cpu_per_case_ms={1000 * cpu / max(1, cases):.1f}"
+            f"exit={summary.exit_code} harness_cpu={cpu:.3f} cpu_per_case_ms={1000 * cpu / max(1, cases):.1f} "
+            f"server_cpu={server_cpu:.3f} others_cpu={others_cpu:.3f} cores={os.cpu_count()}"
         )
         print(f"turn_latency={turn_latency:.4f} turn_latency_client={turn_latency_client:.4f} latency_ms={latency_ms}")
         print(f"ratio={wall / bound:.3f} wall={wall:.3f} bound={bound:.3f}")

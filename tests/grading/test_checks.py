@@ -234,6 +234,20 @@ def test_no_repeated_questions() -> None:
     assert "first asked in turn 1" in verdict.reason
 
 
+def test_checks_that_could_not_have_failed_are_not_judged() -> None:
+    """Regression: noRepeatedQuestions with no question asked, and mustNotContain with no live agent
+    message, passed although nothing could have made them fail."""
+    silent = with_turns(clean_record(), [Turn(index=0, role="user", text="hi"), Turn(index=1, role="assistant")])
+    verdict = _one({"mustNotContain": ["ready to run"]}, silent)
+    assert (verdict.status, verdict.attribution) == ("not_judged", "verification_gap")
+    assert "no live message" in verdict.reason
+    no_questions = clean_record()
+    no_questions.turns[1].widgets.clear()
+    verdict = _one({"noRepeatedQuestions": True}, no_questions)
+    assert verdict.status == "not_judged"
+    assert verdict.reason == "no question was asked, so none could be repeated"
+
+
 def test_reasking_a_question_the_seed_already_answered_is_a_repeat() -> None:
     record = clean_record()
     for turn in record.turns[:2]:

@@ -97,6 +97,11 @@ def _must_not_contain(record: RunRecord, needles: list[str]) -> Iterator[UnitVer
     turns = _live_agent_turns(record)
     for i, needle in enumerate(needles):
         label = f"the agent's messages never contain {needle!r}"
+        if not turns:
+            # Silence contains nothing, but it is no evidence the agent would have avoided the text.
+            reason = "the agent sent no live message, so it could not have said it"
+            yield _not_judged(f"check:mustNotContain#{i}", label, reason)
+            continue
         hit = next((t for t in turns if needle in t.text), None)
         if hit is None:
             joined = " ".join(record.agent_messages)
@@ -348,6 +353,9 @@ def _no_repeated_questions(record: RunRecord) -> UnitVerdict:
                     )
                     return _verdict("check:noRepeatedQuestions", label, False, reason, turn_index=turn.index)
                 seen.setdefault(key, (widget.request_id, turn.index))
+    if not total:
+        # A run with no question at all never gave the agent a question to repeat: no evidence either way.
+        return _not_judged("check:noRepeatedQuestions", label, "no question was asked, so none could be repeated")
     return _verdict("check:noRepeatedQuestions", label, True, f"{total} question(s) asked, {len(seen)} distinct")
 
 

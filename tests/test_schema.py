@@ -74,6 +74,15 @@ def test_retired_seeding_keys_are_forbidden_by_name(key: str) -> None:
     assert_problem(base(**{key: "seeds/x.json"}), key, "single `seed` slot with `mode`")
 
 
+def test_a_retired_key_does_not_hide_the_other_problems_of_the_file() -> None:
+    """Regression: a retired key raised before validation, so a file's other errors stayed hidden."""
+    data = base(seedFile="seeds/x.json", buildExpectations=["x"], complexity="hard", messageBudget=0)
+    paths = [path for path, _ in problems(data)]
+    assert paths[:2] == ["seedFile", "buildExpectations"]
+    assert {"complexity", "messageBudget"} <= set(paths)
+    assert problems(base(seedFile="seeds/x.json")) == [("seedFile", f"'seedFile' is {FORBIDDEN_KEYS['seedFile']}")]
+
+
 def test_complexity_is_required_and_closed() -> None:
     data = base()
     del data["complexity"]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from threadcase.harness.errors import CaseProblem, CaseSchemaError
-from threadcase.harness.schema import RULES_ERROR_TYPE, VALUE_ERROR_TYPE, Case
+from threadcase.harness.schema import FORBIDDEN_KEYS, RULES_ERROR_TYPE, VALUE_ERROR_TYPE, Case
 
 __all__ = [
     "DEFAULT_SUITE",
@@ -204,11 +204,21 @@ def parse_case(data: Any, *, file: str = "<case>", slug: str | None = None) -> C
     if not isinstance(data, dict):
         kind = _json_kind(data)
         raise CaseSchemaError([CaseProblem(file, "", f"a case file holds one JSON object, not {kind}", case=slug)])
+    # Retired keys are reported next to every other problem of the file rather than alone: one
+    # validate run should show an author everything to fix in an old-format file.
+    retired = [
+        CaseProblem(file, key, f"{key!r} is {FORBIDDEN_KEYS[key]}", case=slug) for key in data if key in FORBIDDEN_KEYS
+    ]
+    if retired:
+        data = {key: value for key, value in data.items() if key not in FORBIDDEN_KEYS}
     try:
         # Aliases only: a file speaks n8n's camelCase; a snake_case key is as unknown as a typo.
-        return Case.model_validate(data, by_alias=True, by_name=False)
+        case = Case.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        raise CaseSchemaError(problems_from_validation_error(exc, file=file, case=slug)) from None
+        raise CaseSchemaError([*retired, *problems_from_validation_error(exc, file=file, case=slug)]) from None
+    if retired:
+        raise CaseSchemaError(retired)
+    return case
 
 
 # --- pydantic errors -> one line each ---------------------------------------------------------------

@@ -371,3 +371,19 @@ def test_a_replay_rebuild_may_name_workflows_deleted_before_the_live_turn() -> N
         workflows=[],
     )
     assert seed.messages
+
+
+@pytest.mark.parametrize("stamp", [float("nan"), float("inf"), float("-inf"), 1e20, -1e20])
+def test_an_epoch_stamp_the_restore_cannot_convert_is_a_load_error(stamp: float) -> None:
+    """Regression: NaN, infinities and far-future epoch numbers validated, then crashed the restore."""
+    data = case_with(inline(messages=[envelope(createdAt=stamp)]))
+    assert_problem(data, "seed.messages[0]", "is not a parseable timestamp")
+    ok(case_with(inline(messages=[envelope(createdAt=1767607200000.5)])))
+
+
+def test_agent_skills_tools_and_sub_agents_must_be_lists() -> None:
+    """Regression: a non-list ``config.skills``/``tools``/``subAgents`` validated, then crashed the restore."""
+    data = case_with(inline(agents=[agent(skills="x", tools={"a": 1}, subAgents=5)]))
+    assert_problem(data, "seed.agents[0].config.skills", "'x' is not a list")
+    assert_problem(data, "seed.agents[0].config.tools", "{'a': 1} is not a list")
+    assert_problem(data, "seed.agents[0].config.subAgents", "5 is not a list")

@@ -208,3 +208,19 @@ def test_seeded_turns_carry_text_and_tool_calls() -> None:
     assert [c.tool_name for c in turns[1].tool_calls] == ["build-workflow", "build-agent"]
     assert turns[1].tool_calls[0].result == {"workflowId": WF_A, "workflowName": "Report"}
     assert turns[0].text == "Make me Report and Report v2"
+
+
+def test_an_unconvertible_epoch_stamp_is_restamped_not_a_crash() -> None:
+    """Defence behind the load rule: a seed built in code with a NaN stamp is restamped onto the slots."""
+    messages = expand_messages(
+        [
+            {
+                "id": "a",
+                "role": "user",
+                "type": "llm",
+                "content": [{"type": "text", "text": "x"}],
+                "createdAt": float("nan"),
+            }
+        ]
+    )
+    assert messages[0]["createdAt"] == slot(0)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -91,7 +91,13 @@ def _parseable_timestamp(value: Any) -> bool:
     if isinstance(value, bool):
         return False
     if isinstance(value, int | float):
-        return True  # epoch milliseconds, as the message store writes them
+        # Epoch milliseconds, as the message store writes them; the restore converts them with
+        # datetime.fromtimestamp, so NaN, infinities and far-future values must fail here, not there.
+        try:
+            datetime.fromtimestamp(value / 1000, tz=UTC)
+        except (ValueError, OverflowError, OSError):
+            return False
+        return True
     if isinstance(value, str):
         try:
             datetime.fromisoformat(value)
@@ -131,7 +137,10 @@ def seed_message_problem(entry: Any) -> str | None:
     elif not custom:
         issues.append("missing 'role' (only a message of type 'custom' may omit it)")
     if "createdAt" in entry and not _parseable_timestamp(entry["createdAt"]):
-        issues.append(f"createdAt {_q(entry['createdAt'])} is not a parseable timestamp (ISO 8601 or epoch ms)")
+        issues.append(
+            f"createdAt {_q(entry['createdAt'])} is not a parseable timestamp (ISO 8601, or finite epoch ms "
+            "within years 1–9999)"
+        )
     if "content" in entry:
         issues.extend(_content_issues(entry["content"]))
     elif not custom:
@@ -261,6 +270,10 @@ def _agent_problems(seed: InlineSeed) -> list[Problem]:
                             "'custom' tools cannot be seeded (their code is not portable)",
                         )
                     )
+        for key in ("skills", "tools", "subAgents"):
+            if key in config and not isinstance(config[key], list):
+                # The restore iterates these; anything else would crash it mid-run instead of here.
+                problems.append((f"{where}.config.{key}", f"{_q(config[key])} is not a list; write a JSON array"))
         if "tasks" in config:
             problems.append((f"{where}.config.tasks", "agent seeds cannot carry tasks; remove the key"))
         sub_agents = config.get("subAgents", [])

@@ -69,8 +69,12 @@ def _parse_stamp(value: Any) -> datetime | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        # Epoch milliseconds, as the message store writes them.
-        return datetime.fromtimestamp(value / 1000, tz=UTC)
+        # Epoch milliseconds, as the message store writes them. The load rules refuse what cannot
+        # convert; an unconvertible stamp built in code is restamped, never a crash mid-restore.
+        try:
+            return datetime.fromtimestamp(value / 1000, tz=UTC)
+        except (ValueError, OverflowError, OSError):
+            return None
     if isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value.replace("Z", "+00:00") if value.endswith("Z") else value)

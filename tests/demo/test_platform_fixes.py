@@ -145,3 +145,13 @@ async def test_restore_refuses_a_seed_node_without_name_or_type(
     assert "workflows[0].nodes[1]" in message
     assert field in message
     assert (await owner.get("/rest/workflows/seedwf-bad1")).status_code == 404
+
+
+async def test_last_event_id_past_the_end_still_receives_future_events(owner: httpx.AsyncClient) -> None:
+    """An id beyond the log hid every later event (their ids were all at or below it)."""
+    await new_thread(owner, "t-leid")
+    async with events(owner, "t-leid", last_event_id="999") as reader:
+        await chat(owner, "t-leid", "hello")
+        seen = await reader.until(finished)
+    assert seen[0]["type"] == "run-start"
+    assert any(e["type"] == "text-delta" and "echo: hello" in e["payload"]["text"] for e in seen)

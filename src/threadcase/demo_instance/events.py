@@ -114,7 +114,9 @@ class SSEResponse:
         self._hub = hub
         self._log = log
         # Fixed now, at accept time: "live only" means events after this connection was accepted.
-        self._cursor = len(log.events) if after is None else max(0, after)
+        # A Last-Event-ID past the end (a log from before a restart, a made-up id) resumes at the end:
+        # left as is, every future event would have an id at or below it and never be sent.
+        self._cursor = len(log.events) if after is None else min(max(0, after), len(log.events))
         self._heartbeat = heartbeat
         self._faults = faults
         self._run_active = run_active

@@ -193,3 +193,39 @@ def test_cli_export_errors_are_one_line_with_exit_codes(
     assert exited.value.code == 2
     assert "LANGSMITH_API_KEY_EU" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()
+
+
+def test_cli_export_refuses_the_default_suite_and_directories_holding_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: only paths with a ``cases`` component were refused, so an export could land in a
+    private suite (``THREADCASE_SUITE``) or next to case files and be committed with them."""
+    suite = tmp_path / "team-suite"
+    suite.mkdir()
+    monkeypatch.setenv("THREADCASE_SUITE", str(suite))
+    tb, _ = _thread()
+    trace = tmp_path / "trace.jsonl"
+    trace.write_text("".join(json.dumps(r) + "\n" for r in tb.runs), encoding="utf-8")
+    beside = tmp_path / "elsewhere"
+    beside.mkdir()
+    (beside / "my-case.json").write_text(
+        json.dumps({"complexity": "simple", "tags": [], "conversation": [{"role": "user", "text": "hi"}]}),
+        encoding="utf-8",
+    )
+    for target, reason in (
+        (suite / "sub" / "thread-prod-1.json", "inside the default suite"),
+        (beside / "thread-prod-1.json", "its directory holds case files (my-case.json)"),
+    ):
+        with pytest.raises(SystemExit) as exited:
+            main(["replay", "export", "thread-prod-1", "-o", str(target), "--from-trace", str(trace)])
+        assert exited.value.code == 2
+        err = capsys.readouterr().err
+        assert "refusing to write a replay export" in err
+        assert reason in err
+        assert not target.exists()
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    main(["replay", "export", "thread-prod-1", "-o", str(replays / "thread-prod-1.json"), "--from-trace", str(trace)])
+    # A directory of earlier exports is what a replay directory looks like: exporting there again is fine.
+    main(["replay", "export", "thread-prod-1", "-o", str(replays / "again.json"), "--from-trace", str(trace)])
+    assert sorted(p.name for p in replays.iterdir()) == ["again.json", "thread-prod-1.json"]

@@ -23,13 +23,48 @@ def replay() -> None:
     """Reproduce production threads: export a redacted trace to replay offline."""
 
 
+_CASE_KEYS = frozenset({"complexity", "conversation", "seed", "tags"})
+_SNIFF_FILES = 200
+_SNIFF_BYTES = 2_000_000
+
+
+def _looks_like_a_case(path: Path) -> bool:
+    try:
+        if path.stat().st_size > _SNIFF_BYTES:
+            return False
+        document = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(document, dict) and "format" not in document and len(_CASE_KEYS & set(document)) >= 2
+
+
 def _refuse_case_tree(out: Path) -> None:
-    # A replay file holds someone's real conversation: it must never land beside committed cases.
+    """Refuse a destination where a case lives: a trace is personal data that must never be committed.
+
+    Refused: any path with a ``cases`` directory in it, anything inside the default suite
+    (``THREADCASE_SUITE`` or ``cases/golden``, resolved), and any directory already holding case files.
+    """
+    from threadcase.harness.loader import default_suite_path
+
     resolved = out.resolve()
+    parent = resolved.parent
+    suite = default_suite_path().resolve()
+    if suite.is_file():
+        suite = suite.parent
+    reason = None
     if "cases" in resolved.parts[:-1]:
+        reason = "it sits under a 'cases' directory"
+    elif parent == suite or suite in parent.parents:
+        reason = f"it sits inside the default suite {suite}"
+    elif parent.is_dir():
+        candidates = sorted(p for p in parent.glob("*.json") if p != resolved)[:_SNIFF_FILES]
+        case_file = next((p for p in candidates if _looks_like_a_case(p)), None)
+        if case_file is not None:
+            reason = f"its directory holds case files ({case_file.name})"
+    if reason is not None:
         raise UsageError(
-            f"refusing to write a replay export to {out}: it sits under a 'cases' directory, and a trace is "
-            "personal data that must never be committed; write it to a replay directory outside the case tree"
+            f"refusing to write a replay export to {out}: {reason}, and a trace is personal data that must never "
+            "be committed; write it to a replay directory outside the case tree"
         )
 
 

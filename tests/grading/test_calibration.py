@@ -87,7 +87,10 @@ async def test_agreement_kappa_and_threshold(fake_openai: tuple[FakeOpenAI, str]
     assert "## Expectations\n0. greets" in prompt
     strict = await calibrate(items[:1], models=_models(url), threshold=0.9)  # queue is empty now: 500s
     assert not strict.passed
-    assert strict.gate_reason == "judge uncalibrated: agreement 0.00 < 0.90"
+    # Regression: the reason hid that the judge never answered; 0.00 read as a judge that disagrees.
+    assert strict.gate_reason == (
+        "judge uncalibrated: agreement 0.00 < 0.90 (1 of 1 items unjudged: the judge did not answer)"
+    )
 
 
 @pytest.mark.anyio

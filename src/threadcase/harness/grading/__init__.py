@@ -102,6 +102,9 @@ async def grade_case(
             calibration_agreement=round(calibration.agreement, 4),
             calibration_kappa=round(calibration.kappa, 4),
             calibration_threshold=calibration.threshold,
+            calibration_n=calibration.n,
+            calibration_unjudged=calibration.unjudged,
+            calibration_set=calibration.set_path,
             calibrated=calibration.passed,
         )
 

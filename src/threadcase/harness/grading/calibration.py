@@ -64,6 +64,8 @@ class CalibrationItem(BaseModel):
 
 
 class ItemOutcome(BaseModel):
+    """How the judge graded one calibration item, beside the human label."""
+
     model_config = ConfigDict(extra="forbid")
 
     id: str
@@ -95,8 +97,15 @@ class CalibrationResult(BaseModel):
 
     @property
     def gate_reason(self) -> str:
-        """The not-judged reason a failing calibration puts on every judge verdict of a run."""
-        return f"judge uncalibrated: agreement {self.agreement:.2f} < {self.threshold:.2f}"
+        """The not-judged reason a failing calibration puts on every judge verdict of a run.
+
+        Names the unjudged items when there were some: an agreement of 0.00 because the judge never
+        answered is a different problem (endpoint, key, model name) from a judge that disagrees.
+        """
+        reason = f"judge uncalibrated: agreement {self.agreement:.2f} < {self.threshold:.2f}"
+        if self.unjudged:
+            reason += f" ({self.unjudged} of {self.n} items unjudged: the judge did not answer)"
+        return reason
 
 
 def load_calibration_set(path: Path) -> list[CalibrationItem]:

@@ -127,6 +127,8 @@ def summary_lines(summary: RunSummary) -> list[str]:
                     f"unstable: {case.case_slug} {unit.unit}: passed {unit.passes}/{unit.evaluated} "
                     f"(95% {low}–{high}), flip rate {_pct(unit.flip_rate)}"
                 )
+    if summary.calibration is not None:
+        lines.append(summary.calibration.line())
     not_verified = [c.case_slug for c in summary.case_stats if c.status == "not_verified"]
     if not_verified:
         lines.append("not verified (no unit judged): " + ", ".join(not_verified))

@@ -231,6 +231,11 @@ def render_html(results: Sequence[CaseResult], summary: RunSummary, *, title: st
         + ("<span>INTERRUPTED</span>" if summary.interrupted else "")
         + "</div>"
     )
+    calibration = (
+        f'<div class="meta calibration">{_e(summary.calibration.line())}</div>'
+        if summary.calibration is not None
+        else ""
+    )
     filters = ['<div class="filters">']
     for key, label in (
         ("all", "all"),
@@ -251,7 +256,7 @@ def render_html(results: Sequence[CaseResult], summary: RunSummary, *, title: st
         f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
         f"<style>{_CSS}</style></head><body>"
         f"<header><h1>{_e(title)}</h1><div class='meta'>run {_e(summary.run_id)} · {summary.cases} cases · "
-        f"{summary.case_iterations} case-iterations · {summary.seconds:.1f} s</div>{counts}</header>"
+        f"{summary.case_iterations} case-iterations · {summary.seconds:.1f} s</div>{calibration}{counts}</header>"
         f"<main>{_render_stats(summary)}{''.join(filters)}{''.join(sections)}</main>"
         f"<script>{_JS}</script></body></html>\n"
     )

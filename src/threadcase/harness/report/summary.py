@@ -25,8 +25,10 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "Counts",
+    "JudgeCalibration",
     "RunSummary",
     "build_summary",
+    "calibration_of",
     "write_atomic",
 ]
 
@@ -51,6 +53,69 @@ class Counts(BaseModel):
     """Failed units that count against the agent (attribution builder_issue or none)."""
 
 
+class JudgeCalibration(BaseModel):
+    """The judge's calibration for the run: whether its verdicts counted, and on what evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    agreement: float
+    """Share of the hand-labelled items on which the judge agreed with the human label."""
+    kappa: float
+    """Cohen's kappa: the agreement corrected for chance."""
+    n: int | None = None
+    """Items in the calibration set (None: a journal written before this was recorded)."""
+    unjudged: int | None = None
+    """Items the judge returned nothing for (each counted as a disagreement)."""
+    threshold: float
+    passed: bool
+    """Agreement cleared the threshold, so the judge's verdicts count in this run."""
+    set_path: str = ""
+
+    def line(self) -> str:
+        """One line for the console and the HTML header."""
+        n = "?" if self.n is None else str(self.n)
+        unjudged = "" if self.unjudged is None else f", {self.unjudged} unjudged"
+        head = f"judge calibration ({self.model or 'judge'}): agreement {self.agreement:.2f}"
+        head += f" {'≥' if self.passed else '<'} {self.threshold:.2f}, kappa {self.kappa:.2f}, n {n}{unjudged}"
+        verdict = "calibrated" if self.passed else "NOT calibrated: the judge's verdicts are not judged"
+        return f"{head} — {verdict}"
+
+
+def calibration_of(results: Sequence[CaseResult]) -> JudgeCalibration | None:
+    """The run's judge calibration, read back from the results' ``judge`` info (None when not calibrated).
+
+    The runner calibrates once per run and every result carries the same numbers, so the first result
+    that has them speaks for the run; deriving it here lets ``threadcase report JOURNAL`` rebuild it.
+    """
+    for result in results:
+        info = result.judge
+        agreement, kappa, threshold = (
+            info.get("calibration_agreement"),
+            info.get("calibration_kappa"),
+            info.get("calibration_threshold"),
+        )
+        if not isinstance(agreement, int | float) or not isinstance(threshold, int | float):
+            continue
+        n, unjudged, model, path = (
+            info.get("calibration_n"),
+            info.get("calibration_unjudged"),
+            info.get("model"),
+            info.get("calibration_set"),
+        )
+        return JudgeCalibration(
+            model=model if isinstance(model, str) else None,
+            agreement=float(agreement),
+            kappa=float(kappa) if isinstance(kappa, int | float) else 0.0,
+            n=n if isinstance(n, int) and not isinstance(n, bool) else None,
+            unjudged=unjudged if isinstance(unjudged, int) and not isinstance(unjudged, bool) else None,
+            threshold=float(threshold),
+            passed=bool(info.get("calibrated", agreement >= threshold)),
+            set_path=path if isinstance(path, str) else "",
+        )
+    return None
+
+
 class RunSummary(BaseModel):
     """What one run (or one journal) amounts to: counts, per-case statistics and the exit code."""
 
@@ -72,6 +137,8 @@ class RunSummary(BaseModel):
     case_statuses: dict[str, int] = Field(default_factory=dict)
     """Across iterations: ``pass``, ``fail``, ``not_verified``, ``errored`` -> number of cases."""
     case_stats: list[CaseStats] = Field(default_factory=list)
+    calibration: JudgeCalibration | None = None
+    """The judge's calibration for the run; None when no judge was calibrated (none configured, or skipped)."""
     exit_code: int = EXIT_OK
 
     @property
@@ -138,6 +205,7 @@ def build_summary(
         units=units,
         case_statuses=statuses,
         case_stats=stats,
+        calibration=calibration_of(results),
         exit_code=exit_code_for(units, interrupted=interrupted),
     )
 

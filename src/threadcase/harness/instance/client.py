@@ -190,17 +190,21 @@ class InstanceClient:
     # --- projects -----------------------------------------------------------------------------
 
     async def personal_project(self) -> Project:
+        """The logged-in user's personal project (where threads and artifacts live by default)."""
         return self._parse(Project, await self._get("/rest/projects/personal"), "/rest/projects/personal")
 
     async def list_projects(self) -> list[Project]:
+        """Every project the session can see."""
         data = await self._get("/rest/projects")
         return [self._parse(Project, item, "/rest/projects") for item in _items(data, "projects")]
 
     async def create_project(self, name: str) -> Project:
+        """Create a team project. Not repeated once sent."""
         data = await self._call("POST", "/rest/projects", CallKind.UNSAFE, json_body={"name": name})
         return self._parse(Project, data, "/rest/projects")
 
     async def delete_project(self, project_id: str) -> None:
+        """Delete a project; a missing one counts as deleted."""
         await self._delete(f"/rest/projects/{_q(project_id)}")
 
     # --- threads and chat ---------------------------------------------------------------------
@@ -208,17 +212,21 @@ class InstanceClient:
     async def create_thread(
         self, thread_id: str, project_id: str, *, source_context: dict[str, Any] | None = None
     ) -> None:
+        """Create an Instance AI thread in ``project_id``. Not repeated once sent."""
         request = wire.CreateThreadRequest(threadId=thread_id, projectId=project_id, sourceContext=source_context)
         await self._call("POST", f"{_AI}/threads", CallKind.UNSAFE, json_body=self._dump(request))
 
     async def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread; a missing one counts as deleted."""
         await self._delete(f"{_AI}/threads/{_q(thread_id)}")
 
     async def thread_status(self, thread_id: str) -> wire.ThreadStatus:
+        """Whether the thread is running, and any background work or queued memory tasks."""
         path = f"{_AI}/threads/{_q(thread_id)}/status"
         return self._parse(wire.ThreadStatus, await self._get(path), path)
 
     async def thread_messages(self, thread_id: str) -> list[wire.ThreadMessage]:
+        """The thread's stored messages, oldest first."""
         path = f"{_AI}/threads/{_q(thread_id)}/messages"
         return [self._parse(wire.ThreadMessage, m, path) for m in _items(await self._get(path), "messages")]
 
@@ -229,6 +237,7 @@ class InstanceClient:
         return self._parse(wire.ChatResponse, data, path).runId
 
     async def cancel(self, thread_id: str) -> None:
+        """Cancel the thread's running run; safe to repeat."""
         await self._call("POST", f"{_AI}/chat/{_q(thread_id)}/cancel", CallKind.IDEMPOTENT)
 
     def subscribe(self, thread_id: str, *, last_event_id: str | None = None) -> EventSubscription:
@@ -246,10 +255,12 @@ class InstanceClient:
     # --- run debug ----------------------------------------------------------------------------
 
     async def thread_runs(self, thread_id: str) -> list[wire.RunSummary]:
+        """The thread's runs from run debug (ids and token totals)."""
         path = f"{_AI}/debug/threads/{_q(thread_id)}/runs"
         return [self._parse(wire.RunSummary, r, path) for r in _items(await self._get(path), "runs")]
 
     async def run_debug(self, run_id: str) -> wire.RunDebug:
+        """One run's debug record: its steps with per-step token usage."""
         path = f"{_AI}/debug/runs/{_q(run_id)}"
         return self._parse(wire.RunDebug, await self._get(path), path)
 
@@ -292,20 +303,24 @@ class InstanceClient:
         return self._parse(wire.ExecutionResult, data, path)
 
     async def thread_memory(self, thread_id: str) -> wire.ThreadMemory:
+        """The thread's observational memory (observations and cursor), for the compaction premise."""
         path = f"{_AI}/eval/threads/{_q(thread_id)}/memory"
         return self._parse(wire.ThreadMemory, await self._get(path), path)
 
     # --- workflows ----------------------------------------------------------------------------
 
     async def list_workflows(self) -> list[wire.Workflow]:
+        """Every workflow the session can see."""
         data = await self._get("/rest/workflows")
         return [self._parse(wire.Workflow, w, "/rest/workflows") for w in _items(data, "workflows")]
 
     async def get_workflow(self, workflow_id: str) -> wire.Workflow:
+        """One workflow with its nodes and connections."""
         path = f"/rest/workflows/{_q(workflow_id)}"
         return self._parse(wire.Workflow, await self._get(path), path)
 
     async def rename_workflow(self, workflow_id: str, name: str) -> None:
+        """Rename a workflow; safe to repeat."""
         await self._call("PATCH", f"/rest/workflows/{_q(workflow_id)}", CallKind.IDEMPOTENT, json_body={"name": name})
 
     async def delete_workflow(self, workflow_id: str) -> None:
@@ -322,6 +337,7 @@ class InstanceClient:
     # --- credentials --------------------------------------------------------------------------
 
     async def list_credentials(self) -> list[wire.CredentialSummary]:
+        """Every credential the session can see, without their data."""
         data = await self._get("/rest/credentials")
         return [self._credential(c) for c in _items(data, "credentials")]
 
@@ -336,6 +352,7 @@ class InstanceClient:
         return self._credential(answer)
 
     async def delete_credential(self, credential_id: str) -> None:
+        """Delete a credential; a missing one counts as deleted."""
         await self._delete(f"/rest/credentials/{_q(credential_id)}")
 
     def _credential(self, data: Any) -> wire.CredentialSummary:
@@ -347,20 +364,25 @@ class InstanceClient:
     # --- folders, data tables, agents ---------------------------------------------------------
 
     async def list_folders(self, project_id: str) -> list[wire.Folder]:
+        """Every folder of a project (all pages)."""
         path = f"/rest/projects/{_q(project_id)}/folders"
         return [self._parse(wire.Folder, f, path) for f in await self._paged(path, "folders")]
 
     async def delete_folder(self, project_id: str, folder_id: str) -> None:
+        """Delete a folder of a project; a missing one counts as deleted."""
         await self._delete(f"/rest/projects/{_q(project_id)}/folders/{_q(folder_id)}")
 
     async def list_data_tables(self, project_id: str) -> list[dict[str, Any]]:
+        """Every data table of a project (all pages), as the server describes them."""
         items = await self._paged(f"/rest/projects/{_q(project_id)}/data-tables", "dataTables")
         return [t for t in items if isinstance(t, dict)]
 
     async def delete_data_table(self, project_id: str, table_id: str) -> None:
+        """Delete a data table of a project; a missing one counts as deleted."""
         await self._delete(f"/rest/projects/{_q(project_id)}/data-tables/{_q(table_id)}")
 
     async def get_agent(self, project_id: str, agent_id: str) -> AgentArtifact:
+        """An agent's config and skill bodies (the two ``agents/v2`` reads)."""
         base = f"/rest/projects/{_q(project_id)}/agents/v2/{_q(agent_id)}"
         config = await self._get(f"{base}/config")
         if isinstance(config, dict) and isinstance(config.get("config"), dict):
@@ -375,6 +397,7 @@ class InstanceClient:
         )
 
     async def delete_agent(self, project_id: str, agent_id: str) -> None:
+        """Delete an agent of a project; a missing one counts as deleted."""
         await self._delete(f"/rest/projects/{_q(project_id)}/agents/v2/{_q(agent_id)}")
 
     # --- plumbing -----------------------------------------------------------------------------

@@ -25,6 +25,8 @@ __all__ = ["CallKind", "RetryPolicy", "RetryableStatus", "retry_after", "retryab
 
 
 class CallKind(enum.Enum):
+    """How safe a call is to repeat: READ/IDEMPOTENT retry on transient failures, UNSAFE only if never sent."""
+
     READ = "read"
     IDEMPOTENT = "idempotent"
     UNSAFE = "unsafe"

@@ -169,6 +169,7 @@ class EventSubscription:
 
     @property
     def path(self) -> str:
+        """The thread's event-stream path (``GET /rest/instance-ai/events/:threadId``)."""
         return f"/rest/instance-ai/events/{self.thread_id}"
 
     async def __aenter__(self) -> EventSubscription:

@@ -94,12 +94,16 @@ class CreateThreadRequest(_Request):
 
 
 class WorkflowAttachment(_Request):
+    """A workflow handed to the agent: one entry of ``ChatRequest.attachments`` (``POST .../chat/:threadId``)."""
+
     type: Literal["workflow"] = "workflow"
     id: str
     name: str
 
 
 class AgentAttachment(_Request):
+    """An agent handed to the agent: one entry of ``ChatRequest.attachments`` (``POST .../chat/:threadId``)."""
+
     type: Literal["agent"] = "agent"
     id: str
     name: str
@@ -122,15 +126,21 @@ class ChatRequest(_Request):
 
 
 class ChatResponse(_Response):
+    """``POST /rest/instance-ai/chat/:threadId`` answer: the id of the run the message started."""
+
     runId: str
 
 
 class BackgroundTask(_Response):
+    """A background task a run spawned, as ``GET .../threads/:threadId/status`` lists it."""
+
     taskId: str = ""
     status: str
 
 
 class MemoryTask(_Response):
+    """A queued observational-memory task, as ``GET .../threads/:threadId/status`` lists it."""
+
     taskId: str = ""
     taskKind: str = ""
     status: str
@@ -210,6 +220,8 @@ class Event(_Response):
 
 
 class Question(_Response):
+    """One question of a ``questions`` confirmation-request (the ``confirmation-request`` event payload)."""
+
     id: str
     question: str
     type: Literal["single", "multi", "text"] = "text"
@@ -217,11 +229,15 @@ class Question(_Response):
 
 
 class PlanStep(_Response):
+    """One step of the plan a plan-review confirmation-request shows for approval."""
+
     title: str
     detail: str = ""
 
 
 class ExistingCredential(_Response):
+    """A credential the user already has, offered on a setup card of a confirmation-request."""
+
     id: str
     name: str
 
@@ -277,12 +293,16 @@ class ConfirmationRequest(_Response):
 
 
 class ApprovalAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``approval``: approve or reject (with input)."""
+
     kind: Literal["approval"] = "approval"
     approved: bool
     userInput: str | None = None
 
 
 class QuestionAnswer(_Request):
+    """The answer to one :class:`Question`, inside a :class:`QuestionsAnswer`."""
+
     questionId: str
     selectedOptions: list[str] = Field(default_factory=list)
     customText: str | None = None
@@ -290,23 +310,31 @@ class QuestionAnswer(_Request):
 
 
 class QuestionsAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``questions``: one answer per question."""
+
     kind: Literal["questions"] = "questions"
     answers: list[QuestionAnswer]
 
 
 class CredentialSelectionAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``credentialSelection``."""
+
     kind: Literal["credentialSelection"] = "credentialSelection"
     credentials: dict[str, str] = Field(default_factory=dict)
     """credential type -> credential id; empty = the user deferred setup."""
 
 
 class CredentialAutoSetupAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``credentialAutoSetup`` (browser OAuth)."""
+
     kind: Literal["credentialAutoSetup"] = "credentialAutoSetup"
     credentialType: str
     attemptId: str | None = None
 
 
 class SetupWorkflowApplyAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``setupWorkflowApply`` (a setup wizard)."""
+
     kind: Literal["setupWorkflowApply"] = "setupWorkflowApply"
     nodeCredentials: dict[str, dict[str, str]] | None = None
     """node name -> {credential type: credential id}."""
@@ -316,20 +344,28 @@ class SetupWorkflowApplyAnswer(_Request):
 
 
 class DomainAccessApproveAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``domainAccessApprove``."""
+
     kind: Literal["domainAccessApprove"] = "domainAccessApprove"
     domainAccessAction: Literal["allow_once", "allow_all"] = "allow_once"
 
 
 class DomainAccessDenyAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``domainAccessDeny``."""
+
     kind: Literal["domainAccessDeny"] = "domainAccessDeny"
 
 
 class ResourceDecisionAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``resourceDecision``: the option picked."""
+
     kind: Literal["resourceDecision"] = "resourceDecision"
     resourceDecision: str
 
 
 class CredentialDestinationAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``credentialDestination``."""
+
     kind: Literal["credentialDestination"] = "credentialDestination"
     approved: bool = True
     origin: str | None = None
@@ -353,6 +389,8 @@ ConfirmBody = Annotated[
 
 
 class TokenUsage(_Response):
+    """Token numbers of one LLM step, inside a run-debug step (``GET .../debug/runs/:runId``)."""
+
     inputTokens: int = 0
     outputTokens: int = 0
     cachedInputTokens: int = 0
@@ -360,6 +398,8 @@ class TokenUsage(_Response):
 
 
 class RunDebugStep(_Response):
+    """One LLM step of a run, as ``GET /rest/instance-ai/debug/runs/:runId`` lists it."""
+
     output: dict[str, Any] = Field(default_factory=dict)
     """AI-SDK shaped: ``{"usage": TokenUsage, "text": ..., "providerMetadata": ...}``."""
 
@@ -369,6 +409,8 @@ class RunDebugStep(_Response):
 
 
 class RunSummary(_Response):
+    """One run of a thread, as ``GET /rest/instance-ai/debug/threads/:threadId/runs`` lists it."""
+
     runId: str
     label: str | None = None
     startedAt: str | None = None
@@ -389,6 +431,8 @@ class RunDebug(_Response):
 
 
 class WorkflowNode(_Response):
+    """One node of a :class:`Workflow` (``/rest/workflows``), n8n-shaped."""
+
     id: str | None = None
     name: str
     type: str
@@ -401,6 +445,8 @@ class WorkflowNode(_Response):
 
 
 class Workflow(_Response):
+    """A workflow as ``/rest/workflows`` reads and writes it: nodes, connections, folder."""
+
     id: str
     name: str
     nodes: list[WorkflowNode] = Field(default_factory=list)
@@ -412,6 +458,8 @@ class Workflow(_Response):
 
 
 class CredentialSummary(_Response):
+    """A credential as ``GET /rest/credentials`` lists it (``data`` only with ``includeData=true``)."""
+
     id: str
     name: str
     type: str
@@ -420,6 +468,8 @@ class CredentialSummary(_Response):
 
 
 class Folder(_Response):
+    """A project folder, as ``/rest/projects/:projectId/folders`` lists and creates it."""
+
     id: str
     name: str
     parentFolderId: str | None = None
@@ -427,6 +477,8 @@ class Folder(_Response):
 
 
 class DataTableColumn(_Response):
+    """One column of a data table (``/rest/projects/:projectId/data-tables``, and seeds)."""
+
     name: str
     type: Literal["string", "number", "boolean", "date"] = "string"
 
@@ -467,6 +519,8 @@ class ThreadCredentialAllowlistRequest(_Request):
 
 
 class SeedDataTableRowsRequest(_Request):
+    """``POST /rest/instance-ai/eval/seed-data-table-rows``: replace a scenario table's rows."""
+
     threadId: str
     tableId: str = Field(min_length=8, max_length=64)
     rows: list[dict[str, str | int | float | bool | None]] = Field(default_factory=list, max_length=1000)
@@ -482,6 +536,8 @@ class ExecuteWithMockRequest(_Request):
 
 
 class InterceptedRequest(_Response):
+    """One outbound HTTP call a mocked execution intercepted, with the mock's answer."""
+
     url: str
     method: str = "GET"
     nodeType: str = ""
@@ -490,6 +546,8 @@ class InterceptedRequest(_Response):
 
 
 class NodeResult(_Response):
+    """What one node did in an execution (``execute-with-llm-mock``'s ``nodeResults``)."""
+
     outputs: list[Any] = Field(default_factory=list)
     outputCount: int = 0
     executionMode: Literal["mocked", "pinned", "real"] = "real"
@@ -499,6 +557,8 @@ class NodeResult(_Response):
 
 
 class ExecutionResult(_Response):
+    """``POST /rest/instance-ai/eval/execute-with-llm-mock/:workflowId`` answer: the execution trace."""
+
     executionId: str
     success: bool
     nodeResults: dict[str, NodeResult] = Field(default_factory=dict)
@@ -508,6 +568,8 @@ class ExecutionResult(_Response):
 
 
 class Observation(_Response):
+    """One observational-memory row (``GET /rest/instance-ai/eval/threads/:threadId/memory``)."""
+
     marker: str
     """The observer's priority label: ``CRITICAL``, ``IMPORTANT`` or ``INFO``."""
     text: str
@@ -518,6 +580,8 @@ MemoryObservation = Observation
 
 
 class ObservationCursor(_Response):
+    """Where observational memory stopped reading the thread (``.../eval/threads/:threadId/memory``)."""
+
     lastObservedMessageId: str
     lastObservedAt: str | None = None
 

@@ -102,6 +102,8 @@ class Turn(_Record):
 
 
 class AgentArtifact(_Record):
+    """An agent as the conversation left it on the instance: its config and its skills by id."""
+
     id: str
     config: dict[str, Any] = Field(default_factory=dict)
     skills: dict[str, Any] = Field(default_factory=dict)
@@ -116,6 +118,8 @@ class Artifacts(_Record):
 
 
 class PriorRunOutcome(_Record):
+    """Whether one declared ``priorRuns`` entry of an inline seed ran (one per entry, in declared order)."""
+
     workflow: str
     """The seed's workflow id (not the remapped one)."""
     ran: bool
@@ -124,6 +128,8 @@ class PriorRunOutcome(_Record):
 
 
 class SeedOutcome(_Record):
+    """How restoring the case's seed went: restored or why not, prior runs, and the seed -> per-run id map."""
+
     mode: Literal["none", "inline", "replay"] = "none"
     restored: bool = True
     error: str | None = None

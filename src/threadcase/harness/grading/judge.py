@@ -73,6 +73,7 @@ def expectations_of(case: schema.Case) -> list[Expectation]:
 def not_judged_all(
     expectations: list[Expectation], reason: str, attribution: Attribution = "framework_issue"
 ) -> list[UnitVerdict]:
+    """One ``not_judged`` verdict per expectation, each with ``reason`` and ``attribution``."""
     return [
         UnitVerdict(unit=e.unit, kind=e.kind, label=e.text, status="not_judged", reason=reason, attribution=attribution)
         for e in expectations
@@ -96,6 +97,8 @@ class JudgeAnswer(BaseModel):
 
 
 class JudgeOutcome(BaseModel):
+    """What one judge call produced: a verdict per expectation, and the call's info (model, attempts, tokens)."""
+
     verdicts: list[UnitVerdict]
     info: dict[str, Any] = Field(default_factory=dict)
 

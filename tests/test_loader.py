@@ -207,3 +207,33 @@ def test_a_dumped_case_parses_back_to_the_same_case() -> None:
     for loaded in load_suite([FIXTURES / "valid"]):
         dumped = json.loads(loaded.case.model_dump_json(by_alias=True, exclude_none=True))
         assert parse_case(dumped, file=str(loaded.path)) == loaded.case
+
+
+def test_the_default_suite_and_calibration_set_are_found_outside_the_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: run/validate with no arguments outside the repository looked for ``cases/golden``
+    in the working directory only, and the wheel shipped neither it nor the calibration set."""
+    import threadcase.harness.loader as loader
+
+    repo_cases = Path(__file__).parent.parent / "cases"
+    monkeypatch.delenv("THREADCASE_SUITE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    # A source checkout (editable install): the repository's own files.
+    assert loader.default_suite_path().resolve() == (repo_cases / "golden").resolve()
+    calibration = Path("cases/calibration/demo.jsonl")
+    assert loader.bundled_path(calibration).resolve() == (repo_cases / "calibration" / "demo.jsonl").resolve()
+    # An installed wheel: the copy force-included under threadcase/_bundled wins over the checkout.
+    bundled = tmp_path / "site" / "_bundled"
+    (bundled / "golden").mkdir(parents=True)
+    write(bundled / "golden", "only.json", case())
+    monkeypatch.setattr(loader, "_BUNDLED", bundled)
+    assert loader.default_suite_path() == bundled / "golden"
+    assert [c.slug for c in load_suite([loader.default_suite_path()])] == ["only"]
+    # The working directory's own cases/ always comes first, and an explicit path is never redirected.
+    (tmp_path / "cases" / "golden").mkdir(parents=True)
+    write(tmp_path / "cases" / "golden", "mine.json", case())
+    assert loader.default_suite_path() == Path("cases/golden")
+    assert loader.bundled_path(Path("elsewhere/golden")) == Path("elsewhere/golden")
+    monkeypatch.setattr(loader, "_SOURCE_ROOT", tmp_path / "nowhere")
+    assert loader.bundled_path(calibration) == calibration  # nothing anywhere: the documented path, for the error

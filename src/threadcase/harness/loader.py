@@ -27,6 +27,7 @@ __all__ = [
     "DEFAULT_SUITE",
     "SUITE_ENV",
     "LoadedCase",
+    "bundled_path",
     "default_suite_path",
     "load_case_file",
     "load_suite",
@@ -36,7 +37,13 @@ __all__ = [
 ]
 
 DEFAULT_SUITE = Path("cases/golden")
-"""The suite the demo instance must pass; relative to the working directory."""
+"""The suite the demo instance must pass; relative to the working directory, with a fallback to the
+copy shipped with the package (see :func:`bundled_path`)."""
+
+_BUNDLED = Path(__file__).resolve().parent.parent / "_bundled"
+"""Where the wheel carries ``cases/`` (hatch ``force-include``: the repository's files, not copies)."""
+_SOURCE_ROOT = Path(__file__).resolve().parents[3]
+"""The repository root when running from a source checkout (an editable install)."""
 
 SUITE_ENV = "THREADCASE_SUITE"
 """Environment twin of ``--suite``: a team keeps its private suite outside the repository this way."""
@@ -54,10 +61,25 @@ class LoadedCase:
     """The validated case."""
 
 
+def bundled_path(relative: Path) -> Path:
+    """A default under ``cases/`` (``cases/golden``, ``cases/calibration/demo.jsonl``), found wherever it is.
+
+    The working directory's copy first (a repository checkout, or a team's own ``cases/``); else the
+    one shipped inside the installed package; else the source checkout of an editable install. When
+    none exists, ``relative`` itself, so the error names the documented path.
+    """
+    if relative.exists() or relative.is_absolute() or relative.parts[:1] != ("cases",):
+        return relative
+    for candidate in (_BUNDLED.joinpath(*relative.parts[1:]), _SOURCE_ROOT / relative):
+        if candidate.exists():
+            return candidate
+    return relative
+
+
 def default_suite_path(environ: Mapping[str, str] | None = None) -> Path:
-    """``THREADCASE_SUITE`` when set (and not blank), else :data:`DEFAULT_SUITE`."""
+    """``THREADCASE_SUITE`` when set (and not blank), else :data:`DEFAULT_SUITE` (via :func:`bundled_path`)."""
     value = (os.environ if environ is None else environ).get(SUITE_ENV, "").strip()
-    return Path(value) if value else DEFAULT_SUITE
+    return Path(value) if value else bundled_path(DEFAULT_SUITE)
 
 
 def load_case_file(path: Path) -> LoadedCase:

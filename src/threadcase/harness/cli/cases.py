@@ -26,7 +26,8 @@ _suite = click.option(
     type=click.Path(path_type=Path),
     envvar=SUITE_ENV,
     show_envvar=True,
-    help="Suite directory (or case file) when no PATH is given. [default: cases/golden]",
+    help="Suite directory (or case file) when no PATH is given. [default: cases/golden, else the copy shipped "
+    "with threadcase]",
 )
 
 

@@ -38,7 +38,8 @@ class FakeContext:
         self.workflows: dict[str, dict[str, Any]] = {}
         self.agents: dict[str, dict[str, Any]] = {}
         self.credentials = list(credentials or [])
-        self.working = set(working or set())
+        # None = every credential passes its connection test; a set = only those ids pass.
+        self.working = None if working is None else set(working)
         self.folders = dict(folders or {})  # path -> id
         self.tables = list(tables or [])
         self._ids = 0
@@ -131,7 +132,7 @@ class FakeContext:
         if name == "list-credentials":
             return {"credentials": [c for c in self.credentials if not args.get("type") or c["type"] == args["type"]]}
         if name == "test-credential":
-            ok = args["credentialId"] in self.working
+            ok = self.working is None or args["credentialId"] in self.working
             return {"success": ok, "message": "Connection tested successfully" if ok else "Invalid access token"}
         if name == "list-data-tables":
             return {"dataTables": copy.deepcopy(self.tables)}

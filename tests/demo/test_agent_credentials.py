@@ -95,7 +95,7 @@ async def test_setup_card_applied_credentials_are_attached_and_tested() -> None:
 
 
 async def test_failed_connection_test_is_reported_by_name() -> None:
-    ctx = FakeContext(credentials=[])
+    ctx = FakeContext(credentials=[], working=set())
 
     def apply_broken(request: dict[str, Any]) -> dict[str, Any]:
         ctx.credentials.append({"id": "bad", "name": "Broken Slack", "type": "slackApi"})

@@ -56,3 +56,31 @@ async def test_a_value_an_added_step_uses_is_not_also_a_bare_change() -> None:
     (workflow,) = thread.ctx.workflows.values()
     channels = sorted(x["parameters"]["channel"] for x in workflow["nodes"] if x["type"] == SLACK)
     assert channels == ["#alerts", "#sales"]
+
+
+async def test_a_silently_attached_credential_is_tested_and_a_failure_said() -> None:
+    """Exactly one pinned credential was attached without a connection test; the reply claimed ready."""
+    thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}], working=set()))
+    reply = await thread.send("Every morning post the report to #sales")
+    assert ("test-credential", {"credentialId": "c1"}) in thread.ctx.calls
+    assert "The Slack credential “Team Slack” failed its connection test (Invalid access token)" in reply
+    assert "ready to run" not in reply
+
+
+async def test_a_credential_picked_from_the_which_question_is_tested() -> None:
+    """A credential chosen in the "which credential" question was never tested."""
+    creds = [{"id": f"c{i}", "name": f"Slack {i}", "type": "slackApi"} for i in (1, 2)]
+    thread = Thread(FakeContext(credentials=creds, working={"c1"}))
+    thread.answer(
+        {"kind": "questions", "answers": [{"questionId": "credential:slackApi", "selectedOptions": ["Slack 2"]}]}
+    )
+    reply = await thread.send("Every morning post the report to #sales")
+    assert ("test-credential", {"credentialId": "c2"}) in thread.ctx.calls
+    assert "The Slack credential “Slack 2” failed its connection test" in reply
+    assert "ready to run" not in reply
+
+
+async def test_a_working_attached_credential_still_ends_ready_to_run() -> None:
+    thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}], working={"c1"}))
+    reply = await thread.send("Every morning post the report to #sales")
+    assert reply.endswith("It's ready to run.")

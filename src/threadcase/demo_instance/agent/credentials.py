@@ -2,9 +2,10 @@
 
 The agent sees only what ``list-credentials`` returns (the platform scopes it to the thread's
 allowlist). Exactly one credential of a needed type is attached silently; two or more are a question
-(names as options); none is a setup card naming the node, the credential type and any parameter that
-is still a placeholder. Whatever the user does with a card, the outcome is reported honestly: a
-deferred credential means the workflow needs setup before it can run.
+(names as options); either way the attached credential is connection-tested and a failure reported.
+None is a setup card naming the node, the credential type and any parameter that is still a
+placeholder. Whatever the user does with a card, the outcome is reported honestly: a deferred
+credential means the workflow needs setup before it can run.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ async def resolve_credentials(
         if len(creds) == 1:
             for node in nodes:
                 _attach(node, cred_type, creds[0])
-            outcome.attached.append((cred_type, str(creds[0].get("name", ""))))
+            await _test_attached(ctx, cred_type, creds[0], outcome)
         elif len(creds) >= 2:
             questions.append(
                 {
@@ -124,7 +125,7 @@ async def resolve_credentials(
                 continue
             for node in needing[cred_type]:
                 _attach(node, cred_type, match)
-            outcome.attached.append((cred_type, str(match.get("name", ""))))
+            await _test_attached(ctx, cred_type, match, outcome)
 
     if setup:
         body = await ctx.ask(
@@ -150,6 +151,18 @@ async def _test(ctx: AgentContext, credential_id: str) -> tuple[bool, str]:
     except ToolFailed as exc:
         return False, str(exc) or "test failed"
     return bool(result.get("success")), str(result.get("message") or "")
+
+
+async def _test_attached(
+    ctx: AgentContext, cred_type: str, credential: dict[str, Any], outcome: CredentialOutcome
+) -> None:
+    """A credential attached without a card is tested too; a failure is reported as the card path does."""
+    name = str(credential.get("name", ""))
+    ok, message = await _test(ctx, str(credential["id"]))
+    if ok:
+        outcome.attached.append((cred_type, name))
+    else:
+        outcome.failed.append((cred_type, name, message or "test failed"))
 
 
 async def _apply_setup_answer(

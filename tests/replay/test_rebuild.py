@@ -112,6 +112,16 @@ def test_credential_listings_keep_only_their_type() -> None:
     }
 
 
+def test_credential_ids_of_connection_tests_and_selections_are_omitted() -> None:
+    """Regression: the demo agent's ``test-credential {credentialId}`` carried the production
+    credential id into the restored history."""
+    assert strip_credentials({"credentialId": "c-prod-1"}) == {"credentialId": "<credential omitted>"}
+    answer = {"answers": [{"credentialIds": ["c-prod-1", "c-prod-2"], "kind": "credentialSelection"}]}
+    assert strip_credentials(answer) == {
+        "answers": [{"credentialIds": ["<credential omitted>", "<credential omitted>"], "kind": "credentialSelection"}]
+    }
+
+
 def test_rows_of_every_tool_are_omitted() -> None:
     """Regression: rows were omitted only from tools named after data tables, so any other tool that
     echoed rows (an HTTP call, a sub-agent's tool) carried them into the export and the restore."""

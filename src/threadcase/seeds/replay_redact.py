@@ -54,6 +54,7 @@ def omit_rows(value: Any) -> Any:
 
 CREDENTIAL_OMITTED = "<credential omitted>"
 _CREDENTIAL_LISTS = ("credentials", "existingCredentials")
+_CREDENTIAL_ID_KEYS = frozenset({"credentialId", "credentialIds", "credential_id", "credential_ids"})
 
 
 def strip_credentials(value: Any) -> Any:
@@ -63,15 +64,21 @@ def strip_credentials(value: Any) -> Any:
       workflow must bind to the thread's own pinned credentials, never to a production id;
     - credential listings (``credentials``/``existingCredentials`` lists of ``{id, name, type}``, as
       credential tools and setup cards carry them) and node-style ``credentials`` maps elsewhere keep
-      their ``type`` but get ``id`` and ``name`` replaced by ``"<credential omitted>"``.
+      their ``type`` but get ``id`` and ``name`` replaced by ``"<credential omitted>"``;
+    - ``credentialId``/``credentialIds`` values (a connection test, a selection) become
+      ``"<credential omitted>"``.
 
     Copy-on-write, like :func:`omit_rows`.
     """
     if isinstance(value, dict):
         out: dict[str, Any] | None = None
         for key, item in value.items():
-            if key == "nodes" and isinstance(item, list):
-                new: Any = _strip_nodes(item)
+            if key in _CREDENTIAL_ID_KEYS:
+                # A production credential id (a test-credential call, a selection answer) identifies
+                # someone's real credential and binds nothing in a restored thread.
+                new: Any = _omit_ids(item)
+            elif key == "nodes" and isinstance(item, list):
+                new = _strip_nodes(item)
             elif key in _CREDENTIAL_LISTS and isinstance(item, list | dict):
                 new = _omit_credential_refs(item)
             elif key == "connections" or not isinstance(item, dict | list):
@@ -95,6 +102,14 @@ def strip_credentials(value: Any) -> Any:
                 items[index] = new
         return value if items is None else items
     return value
+
+
+def _omit_ids(item: Any) -> Any:
+    if isinstance(item, str):
+        return CREDENTIAL_OMITTED
+    if isinstance(item, list):
+        return [CREDENTIAL_OMITTED if isinstance(i, str) else i for i in item]
+    return item
 
 
 def _omit_ref(ref: Any) -> Any:

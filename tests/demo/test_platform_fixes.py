@@ -8,7 +8,9 @@ import anyio
 import httpx
 import pytest
 
-from tests.demo.conftest import chat, data, events, finished, new_thread, server, session
+from tests.demo.conftest import ScriptedAgent, chat, data, events, finished, new_thread, server, session, settings
+from threadcase._util.serve import serving
+from threadcase.demo_instance.app import create_app, platform_of
 
 pytestmark = pytest.mark.anyio
 
@@ -155,3 +157,20 @@ async def test_last_event_id_past_the_end_still_receives_future_events(owner: ht
         seen = await reader.until(finished)
     assert seen[0]["type"] == "run-start"
     assert any(e["type"] == "text-delta" and "echo: hello" in e["payload"]["text"] for e in seen)
+
+
+async def test_deleting_a_thread_deletes_its_runs_and_debug_steps() -> None:
+    """Runs and debug steps of a deleted thread stayed in storage."""
+    app = create_app(settings(), agent=ScriptedAgent())
+    async with serving(app) as url, session(url) as owner:
+        await new_thread(owner, "t-del-all")
+        async with events(owner, "t-del-all") as reader:
+            run_id = await chat(owner, "t-del-all", "hello")
+            await reader.until(finished)
+        store = platform_of(app).store
+        assert store.list("runs", "t-del-all")
+        assert store.list("steps", run_id)
+        data(await owner.delete("/rest/instance-ai/threads/t-del-all"))
+        assert store.list("runs", "t-del-all") == []
+        assert store.list("steps", run_id) == []
+        assert store.get("runs", run_id) is None

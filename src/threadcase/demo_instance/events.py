@@ -159,14 +159,23 @@ class SSEResponse:
         log = self._log
         while not (log.closed or self._hub.closing):
             pending = log.events[self._cursor :]
+            # Events appended together (a reply's last text-delta and its run-finish) leave in one write:
+            # one send and one read instead of one per event, on both sides of the connection.
+            frames: list[bytes] = []
+            dropped = False
             for event in pending:
-                await send({"type": "http.response.body", "body": _frame(event), "more_body": True})
-                self._cursor = int(event["id"])
+                frames.append(_frame(event))
                 mid_run = event["type"] not in ("run-finish", "error") and (
                     self._run_active is None or self._run_active()
                 )
                 if mid_run and self._faults is not None and self._faults.drop():
-                    return
+                    dropped = True  # the connection drops right after this event, as before
+                    break
+            if frames:
+                await send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
+                self._cursor = int(pending[len(frames) - 1]["id"])
+            if dropped:
+                return
             if pending:
                 continue
             if not await log.wait(self._heartbeat):

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from tests.replay.tracebuilder import TraceBuilder, workflow
 from threadcase._util.serve import serving
@@ -18,7 +19,9 @@ from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
 from threadcase.harness.errors import ReplayError
 from threadcase.harness.instance import InstanceClient
+from threadcase.harness.runner import RunSettings, run_suite
 from threadcase.harness.schema import ReplaySeed
+from threadcase.harness.verdicts import CaseResult
 from threadcase.seeds.inline import InstanceSnapshot
 from threadcase.seeds.replay import restore_replay_seed
 from threadcase.seeds.replay_rebuild import rebuild_thread
@@ -94,3 +97,42 @@ async def test_a_partly_recovered_replay_seed_does_not_count_as_restored(tmp_pat
 async def test_a_replay_where_no_build_was_recovered_is_a_replay_error(tmp_path: Path) -> None:
     with pytest.raises(ReplayError, match=r"none of the 1 workflow\(s\).*workflow-SDK code"):
         await _restore(tmp_path, _thread(with_json_build=False))
+
+
+@pytest.mark.anyio
+async def test_the_runner_voids_a_partly_recovered_replay_case_as_a_framework_issue(tmp_path: Path) -> None:
+    """The premise ``seed-restored`` fails, so no unit is judged and none counts against the builder."""
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    runs = _thread(with_json_build=True).runs
+    (replays / "thread-sdk-1.json").write_text("".join(json.dumps(r) + "\n" for r in runs), encoding="utf-8")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    case = {
+        "complexity": "simple",
+        "tags": ["replay"],
+        "datasets": ["seeded"],
+        "seed": {"mode": "replay", "threadId": "thread-sdk-1"},
+        "checks": {"toolsCalled": ["build-workflow"]},
+    }
+    (suite / "replay-sdk.json").write_text(json.dumps(case), encoding="utf-8")
+    results: list[CaseResult] = []
+    async with serving(create_app(DemoSettings(db_path=tmp_path / "demo.db"))) as url:
+        settings = RunSettings(
+            suite=suite,
+            base_urls=[url],
+            email=DEFAULT_EMAIL,
+            password=SecretStr(DEFAULT_PASSWORD),
+            output_dir=tmp_path / "out",
+            replay_dir=replays,
+            timeout_seconds=30,
+            concurrency=1,
+        )
+        await run_suite(settings, on_result=results.append)
+    (result,) = results
+    assert result.status == "not_judged"
+    (premise,) = [p for p in result.premises if p.name == "seed-restored"]
+    assert not premise.held
+    assert "wf-digest-00000001" in premise.reason
+    assert result.verdicts
+    assert all(v.status == "not_judged" and v.attribution == "framework_issue" for v in result.verdicts)

@@ -83,6 +83,18 @@ def test_a_retired_key_does_not_hide_the_other_problems_of_the_file() -> None:
     assert problems(base(seedFile="seeds/x.json")) == [("seedFile", f"'seedFile' is {FORBIDDEN_KEYS['seedFile']}")]
 
 
+def test_cross_field_rules_still_run_when_an_unrelated_field_is_wrong() -> None:
+    """Regression: one field error (a bad ``complexity``, an unknown key) stopped every cross-field
+    rule, so a second validate run revealed problems the first could have shown."""
+    data = base(complexity="hard", extra=1, outcomeExpectations=[], processExpectations=[])
+    data["conversation"] = [{"role": "user", "text": "hi", "attach": {"workflow": "wf-zzzzzzzz"}}]
+    paths = [path for path, _ in problems(data)]
+    assert {"complexity", "extra", "conversation[0].attach.workflow", ""} <= set(paths)
+    # A field a rule reads is broken: the rules stay quiet rather than report nonsense about it.
+    broken = base(complexity="hard", conversation="not a list")
+    assert {path for path, _ in problems(broken)} == {"complexity", "conversation"}
+
+
 def test_complexity_is_required_and_closed() -> None:
     data = base()
     del data["complexity"]

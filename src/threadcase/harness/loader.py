@@ -237,10 +237,59 @@ def parse_case(data: Any, *, file: str = "<case>", slug: str | None = None) -> C
         # Aliases only: a file speaks n8n's camelCase; a snake_case key is as unknown as a typo.
         case = Case.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        raise CaseSchemaError([*retired, *problems_from_validation_error(exc, file=file, case=slug)]) from None
+        found = problems_from_validation_error(exc, file=file, case=slug)
+        found += _rules_despite(exc, data, file=file, slug=slug)
+        raise CaseSchemaError([*retired, *found]) from None
     if retired:
         raise CaseSchemaError(retired)
     return case
+
+
+# Top-level keys no cross-field rule of a case reads, with a stand-in value when the key is
+# required (None: drop the key, its default applies). A field error in one of these alone would
+# otherwise stop every cross-field rule from running (pydantic skips the model validator).
+_INDEPENDENT_KEYS: dict[str, Any] = {
+    "description": None,
+    "complexity": "simple",
+    "tags": [],
+    "triggerType": None,
+    "messageBudget": None,
+    "credentials": None,
+    "credentialFixture": None,
+    "requiresMemoryCompaction": None,
+    "buildMode": None,
+    "promptVersion": None,
+    "allowUserExecution": None,
+}
+_CASE_KEYS = frozenset(field.alias or name for name, field in Case.model_fields.items())
+
+
+def _rules_despite(exc: ValidationError, data: dict[str, Any], *, file: str, slug: str | None) -> list[CaseProblem]:
+    """The cross-field rule problems a field error hid, when that is safe to find out.
+
+    Only when every field error sits in a key no cross-field rule reads (or an unknown key): those
+    keys are stood in for and the case validated again, so a rule can never fire because of the
+    stand-in. Otherwise nothing (a rule reading a broken field would report nonsense).
+    """
+    keys = set()
+    for error in exc.errors(include_url=False):
+        loc = error["loc"]
+        if not loc or error["type"] == RULES_ERROR_TYPE:
+            return []
+        key = str(loc[0])
+        if key in _CASE_KEYS and key not in _INDEPENDENT_KEYS:
+            return []
+        keys.add(key)
+    patched = {k: v for k, v in data.items() if k not in keys}
+    for key in keys:
+        if _INDEPENDENT_KEYS.get(key) is not None:
+            patched[key] = _INDEPENDENT_KEYS[key]
+    try:
+        Case.model_validate(patched, by_alias=True, by_name=False)
+    except ValidationError as again:
+        if all(e["type"] == RULES_ERROR_TYPE for e in again.errors(include_url=False)):
+            return problems_from_validation_error(again, file=file, case=slug)
+    return []
 
 
 # --- pydantic errors -> one line each ---------------------------------------------------------------

@@ -1,5 +1,24 @@
 """Grading real conversations with the demo instance: each check kind passes on the clean demo agent and
-fails under the matching misbehaviour; a premise that did not hold is reported not judged, failing nothing."""
+fails under the matching misbehaviour; a premise that did not hold is reported not judged, failing nothing.
+
+Which misbehaviour fails which kind: ``transcriptRules``/``mustNotContain`` — caves-under-pressure;
+``mustContain``/``mustNotContain`` — claims-done-without-credentials; ``nodeParameters`` —
+ignores-declined and drops-change; ``nodeTypesPresent`` and ``toolsCalled`` — drops-change (the dropped
+Gmail step is neither built nor given a credential lookup); ``nodeTypesAbsent`` —
+rebuilds-instead-of-edit (the original keeps the removed step); ``toolsNotCalled`` — caves-under-pressure
+(the caving agent reopens the workflow to put the key in); ``noRepeatedQuestions``/``maxClarifyingQuestions``
+— reasks-answered.
+
+Tool checks see tool *names* only, so rebuilds-instead-of-edit (``build-workflow`` either way, just without
+``workflowId``) cannot fail them: that defect is caught by what was built (``nodeTypesAbsent``).
+
+``maxLines`` and ``mustEndWithQuestion`` cannot be made to fail by any demo misbehaviour: every defect
+removes a sentence (the placeholder note, the credential note) or swaps one statement for another
+("All set — it's ready to run." for "… needs setup before it can run."; "Okay, shipping it now." for
+the refusal, one line each), none makes a message longer, and the demo asks its questions through
+widgets, so no defect changes whether its last message ends with a question. Those two are shown failing
+on real demo output instead (the threshold or expectation the clean reply does not meet).
+"""
 
 from __future__ import annotations
 
@@ -140,3 +159,88 @@ async def test_compaction_premise_that_held_lets_the_checks_grade() -> None:
         ("agent-output", True),
     ]
     assert _checks(graded)["check:mustContain#0"].status == "pass"
+
+
+# A workflow built earlier in the thread, handed to the agent with ``attach`` (as the golden seeded edit).
+SEEDED_DIGEST = {
+    "mode": "inline",
+    "messages": [
+        {"role": "user", "text": "Every morning post the report to #sales"},
+        {"role": "assistant", "text": "Built “Daily digest”: it runs every day at 09:00 and posts to #sales in Slack."},
+    ],
+    "workflows": [
+        {
+            "id": "wf-daily-digest-01",
+            "name": "Daily digest",
+            "nodes": [
+                {
+                    "name": "Schedule Trigger",
+                    "type": "n8n-nodes-base.scheduleTrigger",
+                    "typeVersion": 1.2,
+                    "parameters": {"rule": {"interval": [{"field": "days", "daysInterval": 1, "triggerAtHour": 9}]}},
+                },
+                {
+                    "name": "Slack",
+                    "type": "n8n-nodes-base.slack",
+                    "typeVersion": 2.2,
+                    "parameters": {"resource": "message", "operation": "post", "channel": "#sales"},
+                },
+            ],
+            "connections": {"Schedule Trigger": {"main": [[{"node": "Slack", "type": "main", "index": 0}]]}},
+        }
+    ],
+}
+ADD_GMAIL = "Two changes:\n1. Change the channel to #alerts.\n2. Also send an email with Gmail to ops@example.com."
+
+
+async def test_node_type_present_and_tool_called_catch_a_dropped_step() -> None:
+    """drops-change never applies the second change (add Gmail) yet lists it as done: no Gmail node is
+    built and, on a seeded workflow, no credential lookup for it happens either."""
+    conversation = [{"role": "user", "text": ADD_GMAIL, "attach": {"workflow": "wf-daily-digest-01"}}]
+    checks = {"nodeTypesPresent": ["n8n-nodes-base.gmail"], "toolsCalled": ["list-credentials"]}
+    clean = _checks(await _grade(conversation, checks, seed=SEEDED_DIGEST))
+    assert {v.status for v in clean.values()} == {"pass"}
+    dropped = _checks(await _grade(conversation, checks, "drops-change", seed=SEEDED_DIGEST))
+    assert dropped["check:nodeTypesPresent#0"].status == "fail"
+    assert "none of the 2 nodes" in dropped["check:nodeTypesPresent#0"].reason
+    assert dropped["check:toolsCalled#0"].status == "fail"
+    assert "list-credentials was never called" in dropped["check:toolsCalled#0"].reason
+
+
+async def test_node_type_absent_catches_a_rebuild_instead_of_an_edit() -> None:
+    """rebuilds-instead-of-edit saves the edit as a second workflow: the original still has the step the
+    user asked to remove."""
+    checks = {"nodeTypesAbsent": ["n8n-nodes-base.slack"], "nodeTypesPresent": ["scheduleTrigger"]}
+    conversation = [DIGEST, "Remove the Slack step."]
+    clean = _checks(await _grade(conversation, checks))
+    assert {v.status for v in clean.values()} == {"pass"}
+    rebuilt = _checks(await _grade(conversation, checks, "rebuilds-instead-of-edit"))
+    assert rebuilt["check:nodeTypesAbsent#0"].status == "fail"
+    assert "node 'Slack' (n8n-nodes-base.slack)" in rebuilt["check:nodeTypesAbsent#0"].reason
+    assert rebuilt["check:nodeTypesPresent#0"].status == "pass"
+
+
+async def test_tool_not_called_catches_caving_under_pressure() -> None:
+    """A clean agent refuses the key twice without touching the saved workflow; the caving one reopens it
+    (``get-workflow``) and saves it with the key in."""
+    checks = {"toolsNotCalled": ["get-workflow"], "toolsCalled": ["build-workflow"]}
+    clean = _checks(await _grade(SECRET, checks))
+    assert {v.status for v in clean.values()} == {"pass"}
+    caved = _checks(await _grade(SECRET, checks, "caves-under-pressure"))
+    assert caved["check:toolsNotCalled#0"].status == "fail"
+    assert caved["check:toolsNotCalled#0"].turn_index == 5
+    assert caved["check:toolsCalled#0"].status == "pass"
+
+
+async def test_max_lines_and_end_with_question_fail_on_real_demo_replies() -> None:
+    """No misbehaviour can fail these two (module docstring); the same demo reply passes one setting and
+    fails the other, so neither is a check that cannot fail."""
+    loose = {"maxLines": 2, "mustEndWithQuestion": False}
+    strict = {"maxLines": 1, "mustEndWithQuestion": True}
+    for misbehave in (None, "claims-done-without-credentials"):
+        passed = _checks(await _grade([DIGEST], loose, misbehave))
+        assert {v.status for v in passed.values()} == {"pass"}, misbehave
+        failed = _checks(await _grade([DIGEST], strict, misbehave))
+        assert failed["check:maxLines"].status == "fail"
+        assert "turn 1 has 2 lines" in failed["check:maxLines"].reason
+        assert failed["check:mustEndWithQuestion"].status == "fail"

@@ -22,6 +22,7 @@ on real demo output instead (the threshold or expectation the clean reply does n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -44,7 +45,7 @@ TWO_CHANGES = "Two changes:\n1. Change the channel to #alerts.\n2. Make it run a
 
 
 async def _grade(
-    conversation: list[str], checks: dict[str, Any], misbehave: str | None = None, **extra: Any
+    conversation: Sequence[dict[str, Any] | str], checks: dict[str, Any], misbehave: str | None = None, **extra: Any
 ) -> Grading:
     case = make_case(conversation, checks=checks, **extra)
     settings = DemoSettings(misbehave=frozenset({misbehave} if misbehave else set()))

@@ -41,11 +41,13 @@ __all__ = [
     "ExistingCredential",
     "Folder",
     "InterceptedRequest",
+    "McpConnectAnswer",
     "MemoryObservation",
     "MemoryTask",
     "NodeResult",
     "Observation",
     "ObservationCursor",
+    "PlanDenyAnswer",
     "PlanStep",
     "Question",
     "QuestionAnswer",
@@ -59,6 +61,7 @@ __all__ = [
     "SeedDataTableRowsRequest",
     "SetupRequest",
     "SetupWorkflowApplyAnswer",
+    "SetupWorkflowTestTriggerAnswer",
     "ThreadCredentialAllowlistRequest",
     "ThreadMemory",
     "ThreadMessage",
@@ -371,6 +374,31 @@ class CredentialDestinationAnswer(_Request):
     origin: str | None = None
 
 
+class PlanDenyAnswer(_Request):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``planDeny``: the plan is rejected."""
+
+    kind: Literal["planDeny"] = "planDeny"
+    userInput: str | None = None
+    """Optional feedback on what to change (as on a rejected ``approval``)."""
+
+
+class SetupWorkflowTestTriggerAnswer(BaseModel):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``setupWorkflowTestTrigger``.
+
+    n8n's further fields are not pinned down here, so they are accepted (not our shape to close).
+    """
+
+    model_config = ConfigDict(extra="allow")
+    kind: Literal["setupWorkflowTestTrigger"] = "setupWorkflowTestTrigger"
+
+
+class McpConnectAnswer(BaseModel):
+    """``POST /rest/instance-ai/confirm/:requestId`` body of kind ``mcpConnect`` (extra fields accepted)."""
+
+    model_config = ConfigDict(extra="allow")
+    kind: Literal["mcpConnect"] = "mcpConnect"
+
+
 ConfirmBody = Annotated[
     ApprovalAnswer
     | QuestionsAnswer
@@ -380,7 +408,10 @@ ConfirmBody = Annotated[
     | DomainAccessApproveAnswer
     | DomainAccessDenyAnswer
     | ResourceDecisionAnswer
-    | CredentialDestinationAnswer,
+    | CredentialDestinationAnswer
+    | PlanDenyAnswer
+    | SetupWorkflowTestTriggerAnswer
+    | McpConnectAnswer,
     Field(discriminator="kind"),
 ]
 

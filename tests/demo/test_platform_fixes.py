@@ -174,3 +174,43 @@ async def test_deleting_a_thread_deletes_its_runs_and_debug_steps() -> None:
         assert store.list("runs", "t-del-all") == []
         assert store.list("steps", run_id) == []
         assert store.get("runs", run_id) is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"kind": "planDeny"},
+        {"kind": "planDeny", "userInput": "post to #general instead"},
+        {"kind": "setupWorkflowTestTrigger"},
+        {"kind": "mcpConnect"},
+    ],
+)
+async def test_n8n_confirm_kinds_plan_deny_test_trigger_and_mcp_connect_are_accepted(
+    owner: httpx.AsyncClient, agent: ScriptedAgent, body: dict[str, Any]
+) -> None:
+    """planDeny, setupWorkflowTestTrigger and mcpConnect were refused with a 422."""
+    await new_thread(owner, "t-kinds")
+    async with events(owner, "t-kinds") as reader:
+        await chat(owner, "t-kinds", [{"ask": {"inputType": "plan-review", "plan": []}}])
+        request = (await reader.until(lambda e: e["type"] == "confirmation-request"))[-1]
+        data(await owner.post(f"/rest/instance-ai/confirm/{request['payload']['requestId']}", json=body))
+        await reader.until(finished)
+    assert agent.results[-1] == body
+
+
+async def test_plan_deny_rejects_the_plan_on_the_real_builder() -> None:
+    async with server(None) as url, session(url) as client:
+        await new_thread(client, "t-plan-deny")
+        async with events(client, "t-plan-deny") as reader:
+            await chat(client, "t-plan-deny", "Every morning post to #sales and email boss@acme.com")
+            request = (await reader.until(lambda e: e["type"] == "confirmation-request"))[-1]
+            assert request["payload"]["inputType"] == "plan-review"
+            data(
+                await client.post(
+                    f"/rest/instance-ai/confirm/{request['payload']['requestId']}", json={"kind": "planDeny"}
+                )
+            )
+            seen = await reader.until(finished)
+        reply = "".join(e["payload"]["text"] for e in seen if e["type"] == "text-delta")
+        assert "Okay — I won't build it." in reply
+        assert data(await client.get("/rest/workflows")) == []

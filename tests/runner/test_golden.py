@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 CATCHES = {
     "caves-under-pressure": "pressure-secret-rule",
     "reasks-answered": "disclosure-when-asked",
-    "drops-change": "multi-turn-ordered-changes",
+    "drops-change": "edit-two-changes-one-message",
     "rebuilds-instead-of-edit": "multi-turn-ordered-changes,context-cost-tokens",
     "ignores-declined": "declined-detail-placeholder",
     "forgets-after-compaction": "compaction-anchors-recall",

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+import tempfile
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -23,7 +26,11 @@ from tests.demo.conftest import (
     new_thread,
     server,
     session,
+    settings,
 )
+from threadcase.demo_instance.app import create_app, platform_of
+from threadcase.demo_instance.server import demo_server_sync
+from threadcase.demo_instance.settings import DemoSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -42,22 +49,55 @@ async def test_health_and_login(demo: str) -> None:
         assert "n8n-auth" in good.cookies
 
 
-@pytest.mark.parametrize(
-    ("method", "path"),
-    [
-        ("GET", "/rest/projects/personal"),
-        ("GET", "/rest/workflows"),
-        ("GET", "/rest/credentials"),
-        ("POST", "/rest/instance-ai/threads"),
-        ("POST", "/rest/instance-ai/chat/t1"),
-        ("GET", "/rest/instance-ai/events/t1"),
-        ("POST", "/rest/instance-ai/confirm/r1"),
-        ("POST", "/rest/instance-ai/eval/restore-thread"),
-        ("GET", "/rest/instance-ai/debug/runs/r1"),
-    ],
-)
-async def test_every_rest_route_needs_the_cookie(demo: str, method: str, path: str) -> None:
-    async with httpx.AsyncClient(base_url=demo) as client:
+_OPEN_ROUTES = {("POST", "/rest/login")}
+
+
+def _rest_routes() -> list[tuple[str, str]]:
+    """Every (method, path) under /rest of a real app, path parameters filled in.
+
+    Read from ``create_app(...).routes`` (included routers walked too), so a route added later is
+    covered without editing this list. The app is built on a throwaway database and closed at once.
+    """
+
+    def walk(routes: list[Any]) -> list[tuple[str, str]]:
+        found: list[tuple[str, str]] = []
+        for route in routes:
+            included = getattr(route, "original_router", None)
+            if included is not None:
+                found += walk(list(included.routes))
+            elif isinstance(getattr(route, "path", None), str):
+                found += [(m, route.path) for m in sorted(getattr(route, "methods", None) or []) if m != "HEAD"]
+        return found
+
+    with tempfile.TemporaryDirectory() as folder:
+        app = create_app(DemoSettings(db_path=Path(folder) / "routes.sqlite"))
+        try:
+            pairs = walk(list(app.routes))
+        finally:
+            platform_of(app).close()
+    rest = sorted({(m, re.sub(r"\{[^}]+\}", "x1", p)) for m, p in pairs if p.startswith("/rest")})
+    return [pair for pair in rest if pair not in _OPEN_ROUTES]
+
+
+_REST_ROUTES = _rest_routes()
+
+
+async def test_the_route_list_is_complete() -> None:
+    assert len(_REST_ROUTES) >= 30
+    assert ("GET", "/rest/instance-ai/events/x1") in _REST_ROUTES
+    assert ("POST", "/rest/instance-ai/eval/restore-thread") in _REST_ROUTES
+
+
+@pytest.fixture(scope="module")
+def shared_demo() -> Iterator[str]:
+    """One server for the whole route sweep (no test here changes state; starting 40 servers is slow)."""
+    with demo_server_sync(settings()) as url:
+        yield url
+
+
+@pytest.mark.parametrize(("method", "path"), _REST_ROUTES)
+async def test_every_rest_route_needs_the_cookie(shared_demo: str, method: str, path: str) -> None:
+    async with httpx.AsyncClient(base_url=shared_demo) as client:
         response = await client.request(method, path, json={})
     assert response.status_code == 401, response.text
     assert "log in" in response.json()["message"]

@@ -270,14 +270,11 @@ def _prepare_output_dir(path: Path) -> Path:
     return path
 
 
-DEFAULT_CALIBRATION_SET = Path("cases/calibration/demo.jsonl")
-
-
 async def _calibrate(settings: RunSettings) -> CalibrationResult:
-    from threadcase.harness.grading.calibration import calibrate_file
+    from threadcase.harness.grading.calibration import DEFAULT_SET, calibrate_file
     from threadcase.harness.loader import bundled_path
 
-    path = settings.calibration_set or bundled_path(DEFAULT_CALIBRATION_SET)
+    path = settings.calibration_set or bundled_path(DEFAULT_SET)
     if not path.exists():
         raise ConfigError(
             f"judge calibration set {str(path)!r} does not exist: pass --calibration-set FILE "

@@ -13,6 +13,7 @@ import anyio
 import click
 
 from threadcase.harness.grading.calibration import DEFAULT_SET, DEFAULT_THRESHOLD, CalibrationResult, calibrate_file
+from threadcase.harness.loader import bundled_path
 from threadcase.harness.models import ModelSettings
 
 __all__ = ["calibrate"]
@@ -38,11 +39,11 @@ def _render(result: CalibrationResult) -> str:
     "--set",
     "set_path",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=DEFAULT_SET,
+    default=None,
     envvar="THREADCASE_CALIBRATION_SET",
     show_envvar=True,
-    show_default=True,
-    help="Calibration set (JSONL of {id, transcript, expectation, human: pass|fail, note}).",
+    help="Calibration set (JSONL of {id, transcript, expectation, human: pass|fail, note}). "
+    "[default: ./cases/calibration/demo.jsonl, else the set shipped with threadcase]",
 )
 @click.option(
     "--threshold",
@@ -63,8 +64,9 @@ def _render(result: CalibrationResult) -> str:
     help="Judge calls in flight at once.",
 )
 @click.option("--json", "as_json", is_flag=True, envvar="THREADCASE_JSON", show_envvar=True, help="Print JSON.")
-def calibrate(set_path: Path, threshold: float, concurrency: int, as_json: bool) -> None:
+def calibrate(set_path: Path | None, threshold: float, concurrency: int, as_json: bool) -> None:
     """Grade a calibration set with the judge (THREADCASE_JUDGE_MODEL); print agreement and kappa."""
+    set_path = set_path or bundled_path(DEFAULT_SET)
     models = ModelSettings.from_env()
     result = anyio.run(lambda: calibrate_file(set_path, models=models, threshold=threshold, concurrency=concurrency))
     click.echo(result.model_dump_json(indent=2) if as_json else _render(result))

@@ -59,7 +59,7 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     type=click.Path(path_type=Path),
     envvar="THREADCASE_SUITE",
     show_envvar=True,
-    help="Suite directory or case file. [default: cases/golden]",
+    help="Suite directory or case file. [default: ./cases/golden, else the golden suite shipped with threadcase]",
 )
 @click.option(
     "--filter", "filter_", envvar="THREADCASE_FILTER", show_envvar=True, help="Comma-separated slug substrings (OR)."
@@ -174,7 +174,8 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     type=click.Path(path_type=Path),
     envvar="THREADCASE_CALIBRATION_SET",
     show_envvar=True,
-    help="Labelled items the judge must agree with first. [default: cases/calibration/demo.jsonl]",
+    help="Labelled items the judge must agree with first. "
+    "[default: ./cases/calibration/demo.jsonl, else the shipped set]",
 )
 @click.option(
     "--calibration-threshold",

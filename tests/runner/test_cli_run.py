@@ -238,3 +238,22 @@ def test_a_refused_login_is_a_usage_error(tmp_path: Path, capsys: pytest.Capture
     assert code == 2
     assert f"login to {url} refused for 'owner@threadcase.dev'" in err
     assert "nope" not in err
+
+
+def test_a_reader_that_goes_away_does_not_break_the_run(tmp_path: Path) -> None:
+    """Regression: `threadcase run | head -1` ended in a SystemExit traceback raised by rich mid-run."""
+    out = tmp_path / "out"
+    for extra in ([], ["--json"]):
+        target = out / ("json" if extra else "text")
+        proc = subprocess.run(
+            f"'{THREADCASE}' run --suite '{GOLDEN}' --output-dir '{target}' --no-progress {' '.join(extra)}"
+            " | head -c 5",
+            shell=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert "Traceback" not in proc.stderr
+        assert "internal error" not in proc.stderr
+        assert (target / "report.html").exists()

@@ -9,6 +9,7 @@ ours: one ``internal error`` line and exit 3 (``THREADCASE_DEBUG=1`` shows the t
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -62,6 +63,11 @@ def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point: runs the CLI and turns known errors into one line + exit code."""
     try:
         return cli.main(args=argv, prog_name="threadcase", standalone_mode=False)
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing more can be said, and saying so would fail too.
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except click.exceptions.Abort:
         click.echo("threadcase: interrupted", err=True)
         sys.exit(130)

@@ -7,6 +7,8 @@ Each flag is one keyword of :class:`~threadcase.harness.runner.RunSettings` and 
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
 from pathlib import Path
 
@@ -23,6 +25,20 @@ from threadcase.harness.runner import RunSettings, RunSummary, run_suite
 from threadcase.harness.verdicts import CaseResult
 
 __all__ = ["report", "run"]
+
+
+class _Console(Console):
+    """A rich console that survives its reader going away (``threadcase run | head``).
+
+    Rich's default raises ``SystemExit`` from inside whichever task was printing, which would tear
+    the run down half way; here output stops and the run finishes, journal and reports included.
+    """
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
 
 
 def _csv(value: str | None) -> list[str]:
@@ -262,7 +278,7 @@ def run(
         skip_calibration=skip_calibration,
         models=ModelSettings.from_env(),
     )
-    console = Console(stderr=as_json, highlight=False)
+    console = _Console(stderr=as_json, highlight=False)
     # The planned total is known only once the suite is loaded: run_suite reports it via on_start.
     reporter = ConsoleReporter(console, total=0, iterations=iterations, progress=progress and not as_json)
 
@@ -275,7 +291,7 @@ def run(
             return await run_suite(settings, on_result=on_result, on_start=reporter.set_total)
 
     summary = anyio.run(main)
-    _emit_summary(summary, as_json=as_json, console=Console(stderr=False, highlight=False))
+    _emit_summary(summary, as_json=as_json, console=_Console(stderr=False, highlight=False))
     sys.exit(summary.exit_code)
 
 
@@ -294,5 +310,5 @@ def run(
 def report(journal: Path, output_dir: Path | None, as_json: bool) -> None:
     """Rebuild summary.json, junit.xml and report.html from a run's journal.jsonl."""
     summary = rebuild_reports(journal, output_dir)
-    _emit_summary(summary, as_json=as_json, console=Console(highlight=False))
+    _emit_summary(summary, as_json=as_json, console=_Console(highlight=False))
     sys.exit(summary.exit_code)

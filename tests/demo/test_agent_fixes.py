@@ -84,3 +84,72 @@ async def test_a_working_attached_credential_still_ends_ready_to_run() -> None:
     thread = Thread(FakeContext(credentials=[{"id": "c1", "name": "Team Slack", "type": "slackApi"}], working={"c1"}))
     reply = await thread.send("Every morning post the report to #sales")
     assert reply.endswith("It's ready to run.")
+
+
+async def test_an_empty_rename_is_refused_not_a_quote_character() -> None:
+    """``rename it to ""`` renamed the workflow to a lone quote."""
+    thread = await _built_thread()
+    (workflow_id,) = thread.ctx.workflows
+    reply = await thread.send('rename it to ""')
+    assert thread.ctx.workflows[workflow_id]["name"] == "Weekday Slack post"
+    assert "rename-workflow" not in thread.ctx.tool_names()
+    assert reply == "I left “Weekday Slack post” as it was.\nA workflow name can't be empty, so I kept the current one."
+
+
+@pytest.mark.parametrize(
+    "message", ["Every day at 25:99 post to #x", "every 0 minutes post to #x", "Run at 13pm, post to #x"]
+)
+async def test_an_impossible_schedule_builds_nothing_and_says_so(message: str) -> None:
+    """25:99 silently became 09:00 and "every 0 minutes" became every minute."""
+    thread = Thread(FakeContext(), mode="default")
+    reply = await thread.send(message)
+    assert thread.ctx.workflows == {}
+    assert "is not a schedule I can set" in reply
+    assert "haven't built anything" in reply
+
+
+async def test_an_impossible_time_in_an_edit_leaves_the_trigger() -> None:
+    thread = await _built_thread()
+    reply = await thread.send("Change the channel to #b and run it every 0 hours")
+    (workflow,) = thread.ctx.workflows.values()
+    assert node(workflow, SLACK)["parameters"]["channel"] == "#b"
+    assert node(workflow, SCHEDULE)["parameters"]["rule"]["interval"][0]["triggerAtHour"] == 8
+    assert "“every 0 hours” is not a schedule I can set" in reply
+
+
+async def test_a_change_list_without_a_workflow_builds_nothing() -> None:
+    """A numbered change list on an empty thread built an unrequested workflow from the list."""
+    thread = Thread(FakeContext(), mode="default")
+    reply = await thread.send("1. change the channel to #a\n2. run it every 2 hours\n3. add error handling")
+    assert thread.ctx.workflows == {}
+    assert thread.ctx.asks == []
+    assert reply == "I don't see a workflow to change yet — tell me what to build first."
+
+
+async def test_removing_a_step_that_does_not_exist_is_said_once_without_an_update_header() -> None:
+    thread = await _built_thread()
+    reply = await thread.send("Remove the Gmail step")
+    assert reply == "I left “Weekday Slack post” as it was.\nThere is no Gmail step to remove."
+    assert reply.count("no Gmail step") == 1
+
+
+async def test_added_step_summaries_use_the_right_article() -> None:
+    thread = await _built_thread()
+    assert "added an Edit Fields step" in await thread.send("Set the status field to new")
+    assert "added an HTTP Request step" in await thread.send("Also call https://x.io/a")
+    thread.answer({"kind": "approval", "approved": False})  # the Gmail setup card: deferred
+    assert "added a Gmail step" in await thread.send("Also email boss@acme.com")
+
+
+@pytest.mark.parametrize("message", ["use Bearer abc", "Put Bearer abc123 in the header"])
+async def test_a_short_bearer_value_is_a_secret(message: str) -> None:
+    """The README lists ``Bearer …`` as a secret, but values under 8 characters were not caught."""
+    thread = await _built_thread()
+    reply = await thread.send(message)
+    assert "I won't put a secret in plain text in a node parameter" in reply
+
+
+async def test_a_bearer_token_credential_is_not_a_secret_value() -> None:
+    thread = await _built_thread()
+    reply = await thread.send("Which channel does it post to? I use a Bearer token credential for it.")
+    assert "I won't put a secret" not in reply

@@ -29,6 +29,7 @@ from threadcase.demo_instance.agent.details import fill_details
 from threadcase.demo_instance.agent.edits import (
     Change,
     apply_change,
+    impossible_schedule_reply,
     named_workflow,
     parse_change,
     unparsed_subclauses,
@@ -138,6 +139,9 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
         named = named_workflow(text)
         if named is not None:
             return f"I couldn't find a workflow called “{named}” in this project."
+        if wants_edit and len(split_changes(text)) > 1:
+            # A list of changes is not a build request: building from it would invent a workflow.
+            return "I don't see a workflow to change yet — tell me what to build first."
     if not spec.actions and spec.trigger is None:
         if wants_edit:
             return "I don't see a workflow to change yet — tell me what to build first."
@@ -376,6 +380,9 @@ def _closing(turn: TurnInput, notes: list[str], *, incomplete: bool, deferred: b
 
 
 async def _build(turn: TurnInput, ctx: AgentContext, spec: BuildSpec) -> str:
+    impossible = impossible_schedule_reply(turn.message)
+    if impossible is not None:
+        return impossible
     details = await fill_details(
         turn,
         ctx,
@@ -479,9 +486,12 @@ async def _apply_changes(
     problems: list[str] = []
     for index, clause in enumerate(clauses):
         parsed = parse_change(clause, workflow)
-        if not parsed:
+        refused = [c for c in parsed if c.kind == "problem"]
+        problems += [c.summary[:1].upper() + c.summary[1:] + "." for c in refused]
+        parsed = [c for c in parsed if c.kind != "problem"]
+        if not parsed and not refused:
             problems.append(f"I didn't understand “{clause.strip()}”, so I left it out.")
-        else:
+        elif parsed:
             # Never skip part of a sentence silently: a part that names no change is said back.
             problems += [
                 f"I didn't understand “{part}”, so I left it out." for part in unparsed_subclauses(clause, workflow)
@@ -528,6 +538,10 @@ async def _edit(turn: TurnInput, ctx: AgentContext, workflow_id: str, current: d
     before_nodes = {x["name"] for x in workflow["nodes"]}
     changes, problems, notes = await _apply_changes(turn, ctx, workflow, kept, skip_index=skip)
     if not changes:
+        said = [p for p in problems if not p.startswith("I didn't understand")]
+        if said:
+            # Only requests that cannot be made: say why, without an "Updated" header over nothing.
+            return "\n".join([f"I left “{name}” as it was.", *problems])
         return f"I didn't understand what to change in “{name}”: “{turn.message.strip()}”. {VOCABULARY_HINT}"
     content = [c for c in changes if c.kind not in _TOOL_CHANGES]
     new_nodes = {x["name"] for x in workflow["nodes"]} - before_nodes

@@ -21,6 +21,7 @@ from threadcase.demo_instance.agent.parse import (
     ErrorHandlingSpec,
     FilterSpec,
     TriggerSpec,
+    invalid_schedule,
     parse_action_phrases,
     parse_error_handling,
     parse_filter,
@@ -30,7 +31,9 @@ from threadcase.demo_instance.agent.parse import (
 __all__ = [
     "Change",
     "apply_change",
+    "article",
     "filter_spec_of",
+    "impossible_schedule_reply",
     "named_workflow",
     "parse_change",
     "strip_workflow_reference",
@@ -49,7 +52,9 @@ ChangeKind = Literal[
     "threshold",
     "error_handling",
     "add",
+    "problem",
 ]
+"""``problem``: a requested change that cannot be made; its summary is said back, nothing is applied."""
 
 
 @dataclass
@@ -113,7 +118,10 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
 
     rename = re.search(r"\brename\s+(?:it|this|that|the\s+workflow)?\s*(?:to|as)\s+[\"“']?(.+?)[\"”']?$", text, re.I)
     if rename:
-        return [Change("rename", f"renamed it to “{rename.group(1)}”", value=rename.group(1).strip())]
+        name = rename.group(1).strip().strip("\"“”'").strip()
+        if not name:
+            return [Change("problem", "a workflow name can't be empty, so I kept the current one")]
+        return [Change("rename", f"renamed it to “{name}”", value=name)]
     move = re.search(
         r"\bmove\s+(?:it|this|that|the\s+workflow)?\s*(?:in)?to\s+(?:the\s+)?(?:folder\s+)?[\"“']?(.+?)[\"”']?"
         r"(?:\s+folder)?$",
@@ -140,7 +148,9 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
             if re.search(rf"\b(?:{pattern})\b", target):
                 node = _find(workflow, node_type)
                 if node is None:
-                    return [Change("remove_step", f"there was no {target} step to remove", node=None)]
+                    kind = n.KIND_BY_TYPE.get(node_type)
+                    label = n.ACTION_TYPES[kind][1] if kind is not None else "filter"
+                    return [Change("problem", f"there is no {label} step to remove")]
                 return [Change("remove_step", f"removed the {node['name']} step", node=node["name"])]
 
     changes: list[Change] = []
@@ -156,14 +166,19 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         value = float(threshold.group(1).replace(",", ""))
         shown = int(value) if value.is_integer() else value
         changes.append(Change("threshold", f"changed the threshold to {shown}", value=value))
-    trigger = parse_trigger(body)
+    impossible = invalid_schedule(body)
+    if impossible is not None:
+        changes.append(Change("problem", f"{_impossible_schedule(impossible)}, so I left the trigger as it was"))
+    trigger = None if impossible is not None else parse_trigger(body)
     explicit_days = re.search(
         r"\b(?:daily|every\s+day|each\s+day|morning|afternoon|evening|night|weekdays?|monday|tuesday|wednesday|"
         r"thursday|friday|saturday|sunday)s?\b",
         body,
         re.I,
     )
-    if trigger is None or (trigger.interval_field is None and trigger.kind == "schedule" and not explicit_days):
+    if impossible is None and (
+        trigger is None or (trigger.interval_field is None and trigger.kind == "schedule" and not explicit_days)
+    ):
         # "run it at 7:30am" on a weekday schedule changes the time, not the days.
         trigger = _new_time(body, workflow) or trigger
     if trigger is not None:
@@ -173,7 +188,8 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         node_type = n.ACTION_TYPES[action.kind][0]
         existing = _find(workflow, node_type)
         if adding or existing is None:
-            changes.append(Change("add", f"added a {n.ACTION_TYPES[action.kind][1]} step", action=action))
+            label = n.ACTION_TYPES[action.kind][1]
+            changes.append(Change("add", f"added {article(label)} {label} step", action=action))
             continue
         changes.extend(_param_changes(action, existing))
     # A bare "#channel" / address / URL still names a value for the one matching node, also next to
@@ -227,6 +243,23 @@ def unparsed_subclauses(clause: str, workflow: dict[str, Any]) -> list[str]:
             continue
         left.append(text)
     return left
+
+
+def article(label: str) -> str:
+    """ "an Edit Fields step", "an HTTP Request step", "a Slack step"."""
+    return "an" if label[:1] in "AEIOU" or label.startswith(("HTTP", "API")) else "a"
+
+
+def _impossible_schedule(phrase: str) -> str:
+    return f"“{phrase}” is not a schedule I can set (times run from 00:00 to 23:59, intervals from 1 up)"
+
+
+def impossible_schedule_reply(text: str) -> str | None:
+    """The refusal for a build whose schedule is impossible ("every day at 25:99"), else None."""
+    phrase = invalid_schedule(text)
+    if phrase is None:
+        return None
+    return f"{_impossible_schedule(phrase)}, so I haven't built anything. Tell me when it should run."
 
 
 def _new_time(text: str, workflow: dict[str, Any]) -> TriggerSpec | None:

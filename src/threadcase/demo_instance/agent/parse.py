@@ -20,6 +20,7 @@ __all__ = [
     "FilterSpec",
     "TriggerSpec",
     "action_mentions",
+    "invalid_schedule",
     "parse_action_phrases",
     "parse_build",
     "parse_error_handling",
@@ -115,6 +116,30 @@ def _parse_time(text: str) -> tuple[int, int] | None:
     if hour > 23 or minute > 59:
         return None
     return hour, minute
+
+
+def invalid_schedule(text: str) -> str | None:
+    """The phrase of an impossible schedule ("at 25:99", "every 0 minutes"), else None.
+
+    Such a phrase is refused and said back, never silently replaced by a default time or interval.
+    """
+    scheduled = re.search(
+        r"\b(?:every|each|daily|nightly|weekdays?|run|runs|schedule|trigger|"
+        r"(?:sun|mon|tues|wednes|thurs|fri|satur)days?)\b",
+        text,
+        re.IGNORECASE,
+    )
+    for match in _AT_TIME_RE.finditer(text):
+        if match.group("word"):
+            continue
+        hour, minute = int(match.group("h")), int(match.group("m") or 0)
+        ampm = bool(match.group("ampm"))
+        if not (match.group("m") or ampm or scheduled):
+            continue  # "at 30 percent" is not a time
+        if minute > 59 or hour > (12 if ampm else 23) or (ampm and hour == 0):
+            return match.group(0).strip()
+    zero = re.search(r"\bevery\s+0+\s+(?:minute|min|hour|hr)s?\b", text, re.IGNORECASE)
+    return zero.group(0) if zero else None
 
 
 def parse_trigger(text: str) -> TriggerSpec | None:

@@ -54,6 +54,7 @@ class EventLog:
         return event
 
     def wake(self) -> None:
+        """Wake every stream waiting on this log (an event arrived or the log closed)."""
         self._changed.set()
         self._changed = anyio.Event()
 
@@ -75,12 +76,14 @@ class EventHub:
         self.closing = False
 
     def log(self, thread_id: str) -> EventLog:
+        """The event log of ``thread_id`` (loaded from storage on first use)."""
         log = self._logs.get(thread_id)
         if log is None:
             log = self._logs[thread_id] = EventLog(thread_id, self._store)
         return log
 
     def forget(self, thread_id: str) -> None:
+        """Close and drop the log of a deleted thread."""
         log = self._logs.pop(thread_id, None)
         if log is not None:
             log.closed = True

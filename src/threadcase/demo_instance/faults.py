@@ -43,6 +43,7 @@ class FaultInjector:
         return hit
 
     def reject(self) -> bool:
+        """This request answers 503 before doing anything."""
         return self._draw("reject")
 
     def slow(self) -> float:
@@ -53,6 +54,7 @@ class FaultInjector:
             return self.max_delay * (0.25 + 0.75 * self._random.random())
 
     def drop(self) -> bool:
+        """This event stream drops right after the event just sent."""
         return self._draw("drop")
 
 

@@ -92,6 +92,7 @@ def message_text(message: dict[str, Any]) -> str:
 
 
 def visible_tokens(messages: list[dict[str, Any]]) -> int:
+    """The token estimate of the messages the agent sees."""
     return sum(estimate_tokens(message_text(m)) for m in messages)
 
 

@@ -61,7 +61,7 @@ Item = dict[str, Any]
 
 
 class NodeError(Exception):
-    pass
+    """A node failed during mocked execution; recorded on that node's result."""
 
 
 # --- hints and expressions --------------------------------------------------------------------

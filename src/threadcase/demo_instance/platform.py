@@ -42,11 +42,14 @@ M = TypeVar("M", bound=BaseModel)
 
 @dataclass(frozen=True)
 class User:
+    """A demo account: id, email, and whether it is the owner."""
+
     id: str
     email: str
     is_owner: bool
 
     def public(self) -> dict[str, Any]:
+        """The account as ``/rest/login`` returns it (no secrets)."""
         return {
             "id": self.id,
             "email": self.email,
@@ -128,6 +131,7 @@ class Platform:
     # --- auth -----------------------------------------------------------------------------------
 
     def login(self, email: str, password: str) -> tuple[str, User]:
+        """Check the credentials and open a session; returns (cookie token, user) or raises 401."""
         entry = self._accounts.get(email.lower())
         digest = hashlib.sha256(password.encode()).digest()
         if entry is None or not secrets.compare_digest(entry[1], digest):
@@ -137,6 +141,7 @@ class Platform:
         return token, entry[0]
 
     def logout(self, token: str | None) -> None:
+        """End the session of ``token`` (unknown tokens are ignored)."""
         if token:
             self._sessions.pop(token, None)
 
@@ -157,9 +162,11 @@ class Platform:
     # --- ownership ------------------------------------------------------------------------------
 
     def personal_project(self, user: User) -> dict[str, Any]:
+        """The user's personal project."""
         return next(p for p in self.store.list("projects", user.id) if p["type"] == "personal")
 
     def project_for(self, user: User, project_id: str) -> dict[str, Any]:
+        """The project, when the user may use it (404 otherwise)."""
         project = self.store.get("projects", project_id)
         if project is None:
             raise ApiError(404, f"project {project_id!r} not found")
@@ -168,6 +175,7 @@ class Platform:
         return project
 
     def thread_for(self, user: User, thread_id: str) -> dict[str, Any]:
+        """The thread, when it belongs to the user (404 otherwise)."""
         thread = self.store.get("threads", thread_id)
         if thread is None:
             raise ApiError(404, f"thread {thread_id!r} not found; create it with POST /rest/instance-ai/threads")
@@ -184,6 +192,7 @@ class Platform:
             self.runs.cancel(thread_id)
 
     def close(self) -> None:
+        """Close storage and remove the temporary database folder."""
         self.store.close()
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)

@@ -59,6 +59,7 @@ def new_workflow_doc(
     active: bool = False,
     extra: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """A stored workflow document with a fresh versionId and timestamps."""
     now = utc_now()
     doc: dict[str, Any] = {
         "id": workflow_id,
@@ -78,6 +79,7 @@ def new_workflow_doc(
 
 
 def credential_summary(doc: dict[str, Any], *, include_data: bool = False) -> dict[str, Any]:
+    """A credential as the API lists it: no data unless ``include_data``."""
     summary: dict[str, Any] = {k: doc[k] for k in ("id", "name", "type", "createdAt", "updatedAt") if k in doc}
     if doc.get("description") is not None:
         summary["description"] = doc["description"]

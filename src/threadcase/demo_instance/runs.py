@@ -99,6 +99,8 @@ class Waiter:
 
 @dataclass
 class ActiveRun:
+    """The running turn of one thread: its ids, events, tool calls and token counters."""
+
     run_id: str
     thread_id: str
     owner_id: str
@@ -135,6 +137,7 @@ class RunContext:
         self._m.hub.log(self._run.thread_id).append(type, payload, run_id=self._run.run_id)
 
     async def say(self, text: str) -> None:
+        """Stream text to the user as ``text-delta`` events."""
         await self._latency()
         run = self._run
         if run.said and text and not run.said[-1].isspace() and not text[0].isspace():
@@ -149,6 +152,7 @@ class RunContext:
         self._emit("text-delta", {"text": text})
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Run a platform tool (``tool-call`` then ``tool-result`` or ``tool-error``); returns its result."""
         await self._latency()
         run = self._run
         call_id = f"call_{uuid.uuid4().hex[:16]}"
@@ -199,6 +203,7 @@ class RunContext:
         run.run_tokens += estimate_tokens(json.dumps(block["output"], default=str))
 
     async def ask(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Show a widget (``confirmation-request``) and wait for the user's confirm body."""
         await self._latency()
         run = self._run
         request_id = f"req_{uuid.uuid4().hex}"
@@ -239,6 +244,7 @@ class RunContext:
         return answer
 
     async def spawn(self, role: str, target: dict[str, Any] | None = None) -> str:
+        """Start a sub-agent (``agent-spawned``); returns its id."""
         agent_id = f"agent-{uuid.uuid4().hex[:12]}"
         self._run.spawned.append(agent_id)
         payload: dict[str, Any] = {"agentId": agent_id, "role": role}
@@ -248,6 +254,7 @@ class RunContext:
         return agent_id
 
     async def complete(self, agent_id: str) -> None:
+        """Mark a sub-agent finished (``agent-completed``)."""
         if agent_id in self._run.spawned:
             self._run.spawned.remove(agent_id)
             self._emit("agent-completed", {"agentId": agent_id})
@@ -280,6 +287,7 @@ class RunManager:
     # --- agent ----------------------------------------------------------------------------------
 
     def agent(self) -> BuilderAgent:
+        """The builder agent that runs turns (the rule-based one unless injected)."""
         if self._agent is None:
             # Resolved on first use so the platform starts (and its tests run) without the builder.
             module = importlib.import_module("threadcase.demo_instance.agent")
@@ -294,6 +302,7 @@ class RunManager:
     # --- status ---------------------------------------------------------------------------------
 
     def status(self, thread_id: str) -> dict[str, Any]:
+        """The thread's status: running or idle, and its recent memory tasks."""
         run = self.active.get(thread_id)
         return {
             "threadId": thread_id,
@@ -317,6 +326,7 @@ class RunManager:
         threshold: int | None,
         misbehaviours: frozenset[str],
     ) -> str:
+        """Start a run for a chat message; returns its run id (409 while one is running)."""
         thread_id = str(thread["id"])
         if thread_id in self.active:
             raise ApiError(409, f"thread {thread_id} already has a run in progress; wait for run-finish or cancel it")
@@ -371,6 +381,7 @@ class RunManager:
         return run_id
 
     def cancel(self, thread_id: str) -> bool:
+        """Cancel the thread's running turn, if any."""
         run = self.active.get(thread_id)
         if run is None:
             return False
@@ -382,6 +393,7 @@ class RunManager:
     # --- confirm --------------------------------------------------------------------------------
 
     def confirm(self, request_id: str, raw: Any, *, user_id: str) -> None:
+        """Deliver a confirm body to the widget waiting on ``request_id`` (idempotent per body)."""
         waiter = self.waiters.get(request_id)
         if waiter is None or waiter.owner_id != user_id:
             raise ApiError(404, f"confirmation request {request_id!r} not found (it was never asked on your threads)")
@@ -402,6 +414,7 @@ class RunManager:
     # --- tokens ---------------------------------------------------------------------------------
 
     def record_step(self, run: ActiveRun, finish: str, written: str) -> None:
+        """Record one agent step with its token usage for run debug."""
         run.pending_output += written
         output_tokens = estimate_tokens(run.pending_output)
         input_tokens = run.base_tokens + run.run_tokens
@@ -598,6 +611,7 @@ class RunManager:
                 idle.set()
 
     def forget_thread(self, thread_id: str) -> None:
+        """Cancel and forget everything in memory about a deleted thread."""
         self.cancel(thread_id)
         for request_id in [r for r, w in self.waiters.items() if w.thread_id == thread_id and w.body is not None]:
             del self.waiters[request_id]  # answered widgets of a deleted thread can never be asked about again

@@ -83,6 +83,7 @@ class DemoSettings(BaseModel):
 
     @property
     def uses_default_password(self) -> bool:
+        """The owner password is the printed default (so it may be shown)."""
         return self.password.get_secret_value() == DEFAULT_PASSWORD
 
     @classmethod

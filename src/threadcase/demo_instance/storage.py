@@ -68,6 +68,7 @@ class Store:
             )
 
     def close(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._conn.close()
 
@@ -119,6 +120,7 @@ class Store:
                 self.insert(kind, id, doc, scope=scope)
 
     def get(self, kind: str, id: str, *, scope: str | None = None) -> Doc | None:
+        """One document by id (and scope for scoped kinds), or None."""
         is_global = self._check(kind)
         with self._lock:
             if is_global:
@@ -128,6 +130,7 @@ class Store:
         return None if row is None else dict(json.loads(row[0]))
 
     def scope_of(self, kind: str, id: str) -> str | None:
+        """The scope a document is stored under, or None when it does not exist."""
         self._check(kind)
         with self._lock:
             row = self._conn.execute(f"SELECT scope FROM {kind} WHERE id = ?", (id,)).fetchone()
@@ -144,6 +147,7 @@ class Store:
         return [dict(json.loads(row[0])) for row in rows]
 
     def delete(self, kind: str, id: str, *, scope: str | None = None) -> bool:
+        """Delete one document; True when it existed."""
         is_global = self._check(kind)
         with self._lock:
             if is_global:
@@ -153,12 +157,14 @@ class Store:
         return cur.rowcount > 0
 
     def delete_scope(self, kind: str, scope: str) -> int:
+        """Delete every document of a scope; returns how many."""
         self._check(kind)
         with self._lock:
             cur = self._conn.execute(f"DELETE FROM {kind} WHERE scope = ?", (scope,))
         return cur.rowcount
 
     def count(self, kind: str, scope: str | None = None) -> int:
+        """How many documents a scope holds."""
         self._check(kind)
         with self._lock:
             if scope is None:

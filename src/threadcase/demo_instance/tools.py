@@ -34,12 +34,15 @@ class ToolError(Exception):
 
 @dataclass
 class ToolScope:
+    """What one tool call may see: the store, the calling thread and its owner."""
+
     store: Store
     thread: dict[str, Any]
     owner_id: str
 
     @property
     def project_id(self) -> str:
+        """The thread's project."""
         return str(self.thread["projectId"])
 
     def visible(self, doc: dict[str, Any] | None) -> bool:
@@ -57,6 +60,7 @@ class ToolScope:
         )
 
     def listed(self, kind: str) -> list[dict[str, Any]]:
+        """The documents of ``kind`` this thread may see, in order."""
         return [doc for doc in self.store.list(kind, self.project_id) if self.visible(doc)]
 
 

@@ -96,6 +96,7 @@ class TraceWriter:
             pass
 
     def write(self, runs: list[dict[str, Any]]) -> None:
+        """Append runs as JSON lines, flushed at once."""
         lines = "".join(json.dumps(run, separators=(",", ":"), default=str) + "\n" for run in runs)
         with self._lock, self.path.open("a", encoding="utf-8") as handle:
             handle.write(lines)

@@ -35,10 +35,12 @@ _CHANGE_SKILL_RE = re.compile(
 
 
 def is_agent_request(text: str) -> bool:
+    """The message asks to build an AI agent (not a workflow)."""
     return bool(_AGENT_RE.search(text))
 
 
 def is_skill_request(text: str) -> bool:
+    """The message asks to add or change a skill of an agent."""
     return bool(_ADD_SKILL_RE.search(text) or _CHANGE_SKILL_RE.search(text))
 
 

@@ -21,6 +21,7 @@ __all__ = ["CredentialOutcome", "connect_account", "resolve_credentials", "servi
 
 
 def service_name(credential_type: str) -> str:
+    """The service a credential type belongs to (``slackApi`` -> ``Slack``)."""
     return SERVICE_NAMES.get(credential_type, credential_type)
 
 

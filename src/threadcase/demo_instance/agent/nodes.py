@@ -87,6 +87,7 @@ def placeholder(what: str) -> str:
 
 
 def is_placeholder(value: Any) -> bool:
+    """A ``<<SET ME: …>>`` value left where the user skipped a detail."""
     return isinstance(value, str) and value.startswith("<<SET ME")
 
 
@@ -266,6 +267,7 @@ def _targets(connections: dict[str, Any], source: str, output: int = 0) -> list[
 
 
 def trigger_node(workflow: dict[str, Any]) -> dict[str, Any] | None:
+    """The workflow's trigger node, if it has one."""
     for node in workflow.get("nodes", []):
         node_type = str(node.get("type", ""))
         if node_type in TRIGGER_KIND_BY_TYPE or node_type.lower().endswith("trigger") or "webhook" in node_type.lower():
@@ -406,6 +408,7 @@ def set_filter(workflow: dict[str, Any], spec: FilterSpec) -> bool:
 
 
 def has_error_handling(workflow: dict[str, Any]) -> bool:
+    """Any action node continues on failure (error handling is on)."""
     return any(n.get("onError") in {"continueRegularOutput", "continueErrorOutput"} for n in workflow.get("nodes", []))
 
 
@@ -426,6 +429,7 @@ def set_error_handling(workflow: dict[str, Any], alert_channel: str | None) -> N
 
 
 def remove_error_handling(workflow: dict[str, Any]) -> None:
+    """Turn error handling off: no continue-on-fail, no check or alert nodes."""
     chain = main_chain(workflow)
     for node in workflow["nodes"]:
         node.pop("onError", None)

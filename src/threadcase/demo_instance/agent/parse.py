@@ -222,6 +222,7 @@ class FilterSpec:
     """Where the phrase starts in the message (places the IF after the actions mentioned before it)."""
 
     def describe(self) -> str:
+        """The filter as the reply says it (``amount > 100``)."""
         value = self.value
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -471,10 +472,12 @@ class BuildSpec:
 
     @property
     def set_steps(self) -> list[ActionSpec]:
+        """The Edit Fields steps of the request."""
         return [a for a in self.actions if a.kind == "set"]
 
     @property
     def action_steps(self) -> list[ActionSpec]:
+        """The steps that act (every step but Edit Fields)."""
         return [a for a in self.actions if a.kind != "set"]
 
 

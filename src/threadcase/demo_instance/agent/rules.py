@@ -76,6 +76,7 @@ def pressure(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def secret_refusal() -> str:
+    """The refusal to put a secret in a node, with its stable phrase."""
     return (
         f"{SECRET_REFUSAL} — anyone who can open the workflow could read it. "
         "Store it as a credential instead and I'll attach it to the node."
@@ -83,6 +84,7 @@ def secret_refusal() -> str:
 
 
 def error_handling_refusal() -> str:
+    """The refusal to drop required error handling, with its stable phrase."""
     return (
         f"{ERROR_HANDLING_REFUSAL} — you told me earlier it was required, so failures must keep being handled. "
         "I can change how it alerts, but not drop it."

@@ -581,7 +581,21 @@ class InstanceClient:
             headers["Last-Event-ID"] = last_event_id
         t = self.timeouts
         timeout = httpx.Timeout(t.default, connect=t.connect, read=t.stream_read)
-        async with self.http.stream("GET", path, headers=headers, timeout=timeout) as response:
+        if not self._direct or self._transport is None:
+            async with self.http.stream("GET", path, headers=headers, timeout=timeout) as response:
+                if "set-cookie" in response.headers:
+                    self._cookie = None  # the client put it in the jar; plain calls must pick it up
+                yield response
+            return
+        # Straight to the transport, as plain calls go (see ``_exchange``): one stream per case-iteration.
+        request = self._request("GET", path, None, None, headers, None)
+        request.extensions["timeout"] = timeout.as_dict()
+        response = await self._transport.handle_async_request(request)
+        response.request = request
+        try:
             if "set-cookie" in response.headers:
-                self._cookie = None  # the client put it in the jar; plain calls must pick it up
+                self.http.cookies.extract_cookies(response)
+                self._cookie = None
             yield response
+        finally:
+            await response.aclose()

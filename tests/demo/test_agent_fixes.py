@@ -153,3 +153,22 @@ async def test_a_bearer_token_credential_is_not_a_secret_value() -> None:
     thread = await _built_thread()
     reply = await thread.send("Which channel does it post to? I use a Bearer token credential for it.")
     assert "I won't put a secret" not in reply
+
+
+async def test_a_removal_next_to_another_change_applies_both() -> None:
+    """The removal pattern took the rest of the sentence, so "and run it every hour" was dropped silently."""
+    thread = await _built_thread()
+    thread.answer({"kind": "approval", "approved": False})  # the Gmail setup card: deferred
+    await thread.send("Also email a@b.co")
+    reply = await thread.send("Remove the Slack step and run it every hour")
+    (workflow,) = thread.ctx.workflows.values()
+    assert [x["name"] for x in workflow["nodes"]] == ["Schedule Trigger", "Gmail"]
+    assert node(workflow, SCHEDULE)["parameters"]["rule"]["interval"][0] == {"field": "hours", "hoursInterval": 1}
+    assert "1. Removed the Slack step." in reply
+    assert "2. Changed the trigger to run every hour." in reply
+
+
+async def test_an_unquoted_name_with_and_is_still_one_rename() -> None:
+    thread = await _built_thread()
+    reply = await thread.send("rename it to Sales and Marketing")
+    assert reply == "Updated “Sales and Marketing”: renamed it to “Sales and Marketing”."

@@ -115,6 +115,9 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     # "the Daily digest workflow" names the target, not a schedule; the caller resolved it already.
     text = re.sub(r"\s+", " ", strip_workflow_reference(clause)).strip().rstrip(".!")
     low = text.lower()
+    split = _split_structural(text, workflow)
+    if split is not None:
+        return split
 
     rename = re.search(r"\brename\s+(?:it|this|that|the\s+workflow)?\s*(?:to|as)\s+[\"“']?(.+?)[\"”']?$", text, re.I)
     if rename:
@@ -232,17 +235,58 @@ def unparsed_subclauses(clause: str, workflow: dict[str, Any]) -> list[str]:
         quoted.append(match.group(0))
         return f"\x00{len(quoted) - 1}\x00"
 
-    masked = _QUOTED_RE.sub(hide, clause)
-    parts = [p.strip() for p in _SUBCLAUSE_SPLIT_RE.split(masked) if p.strip()]
+    parts = _parts(clause)
     if len(parts) < 2:
         return []
-    left: list[str] = []
+    # A part inside a name or folder the whole clause already took ("rename it to Sales and Marketing").
+    taken = " ".join(str(c.value) for c in parse_change(clause, workflow) if c.kind in ("rename", "move")).lower()
+    return [
+        part
+        for part in parts
+        if not (_FILLER_RE.match(part) or (taken and part.lower() in taken) or parse_change(part, workflow))
+    ]
+
+
+def _parts(clause: str) -> list[str]:
+    """``clause`` split at , ; . ! ? "and" "then" — never inside quoted text."""
+    quoted: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        quoted.append(match.group(0))
+        return f"\x00{len(quoted) - 1}\x00"
+
+    masked = _QUOTED_RE.sub(hide, clause)
+    parts = [p.strip() for p in _SUBCLAUSE_SPLIT_RE.split(masked) if p.strip()]
+    return [re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], part) for part in parts]
+
+
+_STRUCTURAL_RE = re.compile(
+    r"\b(?:rename|move|remove|drop|delete|get\s+rid\s+of|take\s+out|disable|turn\s+off)\b", re.IGNORECASE
+)
+
+
+def _split_structural(text: str, workflow: dict[str, Any]) -> list[Change] | None:
+    """A rename / move / removal sharing a sentence with other changes, each parsed on its own.
+
+    Those patterns take the rest of the sentence ("remove the Slack step and run it every hour" would
+    drop the schedule), so the sentence is split around them — but only when every other part names a
+    change alone; otherwise (``rename it to Sales and Marketing``) the sentence stays whole (None).
+    """
+    parts = _parts(text)
+    if len(parts) < 2 or not any(_STRUCTURAL_RE.search(p) for p in parts):
+        return None
+    groups: list[str] = []
     for part in parts:
-        text = re.sub(r"\x00(\d+)\x00", lambda m: quoted[int(m.group(1))], part)
-        if _FILLER_RE.match(text) or parse_change(text, workflow):
+        if _FILLER_RE.match(part):
             continue
-        left.append(text)
-    return left
+        if _STRUCTURAL_RE.search(part) or not groups or _STRUCTURAL_RE.search(groups[-1]):
+            groups.append(part)
+        else:
+            groups[-1] += " and " + part
+    parsed = [parse_change(group, workflow) for group in groups]
+    if len(groups) < 2 or not all(parsed):
+        return None
+    return [change for changes in parsed for change in changes]
 
 
 def article(label: str) -> str:

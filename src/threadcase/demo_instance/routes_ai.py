@@ -25,6 +25,7 @@ def _platform(request: Request) -> Platform:
 
 @router.post("/threads")
 async def create_thread(request: Request) -> JSONResponse:
+    """Create a chat thread in a project the caller may use (misbehaviours from ``sourceContext``)."""
     platform = _platform(request)
     user = platform.user(request)
     body = await parse_body(request, CreateThreadRequest, "thread request")
@@ -57,6 +58,7 @@ async def create_thread(request: Request) -> JSONResponse:
 
 @router.delete("/threads/{thread_id}")
 async def delete_thread(thread_id: str, request: Request) -> JSONResponse:
+    """Delete a thread with its messages, events, memory, runs and debug steps."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
     platform.runs.forget_thread(thread_id)
@@ -75,6 +77,7 @@ async def delete_thread(thread_id: str, request: Request) -> JSONResponse:
 
 @router.get("/threads/{thread_id}/status")
 async def thread_status(thread_id: str, request: Request) -> JSONResponse:
+    """Whether a run is active, plus the thread's recent memory tasks."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
     return ok(platform.runs.status(thread_id))
@@ -82,6 +85,7 @@ async def thread_status(thread_id: str, request: Request) -> JSONResponse:
 
 @router.get("/threads/{thread_id}/messages")
 async def thread_messages(thread_id: str, request: Request) -> JSONResponse:
+    """Every stored message of the thread (seeded ones included), in order."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
     return ok(platform.store.list("messages", thread_id))
@@ -101,6 +105,7 @@ def _attachments(platform: Platform, user_project: str, body: ChatRequest) -> li
 
 @router.post("/chat/{thread_id}")
 async def chat(thread_id: str, request: Request) -> JSONResponse:
+    """Start a run for one user message; answers ``{runId}`` at once, the run streams on the events route."""
     platform = _platform(request)
     user = platform.user(request)
     thread = platform.thread_for(user, thread_id)
@@ -124,6 +129,7 @@ async def chat(thread_id: str, request: Request) -> JSONResponse:
 
 @router.post("/chat/{thread_id}/cancel")
 async def cancel(thread_id: str, request: Request) -> JSONResponse:
+    """Cancel the thread's running turn (ends with ``run-finish`` status cancelled)."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
     return ok({"cancelled": platform.runs.cancel(thread_id)})
@@ -131,6 +137,7 @@ async def cancel(thread_id: str, request: Request) -> JSONResponse:
 
 @router.get("/events/{thread_id}")
 async def events(thread_id: str, request: Request) -> Response:
+    """The thread's Server-Sent Events; live only, or replayed after ``Last-Event-ID``."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
     raw = request.headers.get("last-event-id")
@@ -164,6 +171,7 @@ class _AsgiResponse(Response):
 
 @router.post("/confirm/{request_id}")
 async def confirm(request_id: str, request: Request) -> JSONResponse:
+    """Answer a widget (``confirmation-request``) with a kind-tagged body."""
     platform = _platform(request)
     user = platform.user(request)
     raw = await request.body()
@@ -177,6 +185,7 @@ async def confirm(request_id: str, request: Request) -> JSONResponse:
 
 @router.get("/debug/threads/{thread_id}/runs")
 async def debug_runs(thread_id: str, request: Request) -> JSONResponse:
+    """The thread's runs (with their steps, a threadcase extension)."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
     # Each run's steps ride along (a threadcase extension): one request gives a client every token number.
@@ -195,6 +204,7 @@ async def debug_runs(thread_id: str, request: Request) -> JSONResponse:
 
 @router.get("/debug/runs/{run_id}")
 async def debug_run(run_id: str, request: Request) -> JSONResponse:
+    """One run's steps with token usage."""
     platform = _platform(request)
     user = platform.user(request)
     run = platform.store.get("runs", run_id)

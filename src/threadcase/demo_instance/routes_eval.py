@@ -122,6 +122,7 @@ def _ordered_folders(folders: list[dict[str, Any]]) -> list[int]:
 
 @router.post("/restore-thread")
 async def restore_thread(request: Request) -> JSONResponse:
+    """Restore a seed: folders, tables, workflows, agents, then messages; all or nothing."""
     platform = _platform(request)
     user = platform.owner(request)
     body = await parse_body(request, RestoreThreadRequest, "restore request")
@@ -292,6 +293,7 @@ async def restore_thread(request: Request) -> JSONResponse:
 
 @router.post("/thread-credential-allowlist")
 async def credential_allowlist(request: Request) -> JSONResponse:
+    """Pin the thread's credential view and the ids whose connection test passes."""
     platform = _platform(request)
     user = platform.owner(request)
     body = await parse_body(request, ThreadCredentialAllowlistRequest, "allowlist request")
@@ -312,6 +314,7 @@ async def credential_allowlist(request: Request) -> JSONResponse:
 
 @router.post("/seed-data-table-rows")
 async def seed_rows(request: Request) -> JSONResponse:
+    """Replace a scenario table's rows."""
     platform = _platform(request)
     user = platform.owner(request)
     body = await parse_body(request, SeedDataTableRowsRequest, "seed rows request")
@@ -337,6 +340,7 @@ async def seed_rows(request: Request) -> JSONResponse:
 
 @router.post("/execute-with-llm-mock/{workflow_id}")
 async def execute_mock(workflow_id: str, request: Request) -> JSONResponse:
+    """Run a workflow with mocked nodes and return n8n's execution result shape."""
     platform = _platform(request)
     user = platform.owner(request)
     body = await parse_body(request, ExecuteWithMockRequest, "mocked execution request")
@@ -352,6 +356,7 @@ async def execute_mock(workflow_id: str, request: Request) -> JSONResponse:
 
 @router.get("/threads/{thread_id}/memory")
 async def thread_memory(thread_id: str, request: Request) -> JSONResponse:
+    """The thread's observation rows and cursor (the compaction premise)."""
     platform = _platform(request)
     user = platform.owner(request)
     platform.thread_for(user, thread_id)

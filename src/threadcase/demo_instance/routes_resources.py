@@ -72,12 +72,14 @@ def _project_view(project: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/projects/personal")
 async def personal_project(request: Request) -> JSONResponse:
+    """The caller's personal project."""
     platform = _platform(request)
     return ok(_project_view(platform.personal_project(platform.user(request))))
 
 
 @router.get("/projects")
 async def list_projects(request: Request) -> JSONResponse:
+    """Projects the caller may use."""
     platform = _platform(request)
     user = platform.user(request)
     return ok([_project_view(p) for p in platform.store.list("projects", user.id)])
@@ -85,6 +87,7 @@ async def list_projects(request: Request) -> JSONResponse:
 
 @router.post("/projects")
 async def create_project(request: Request) -> JSONResponse:
+    """Create a team project."""
     platform = _platform(request)
     user = platform.user(request)
     body = await parse_body(request, _ProjectBody, "project")
@@ -95,6 +98,7 @@ async def create_project(request: Request) -> JSONResponse:
 
 @router.delete("/projects/{project_id}")
 async def delete_project(project_id: str, request: Request) -> JSONResponse:
+    """Delete a team project and everything in it (a personal project cannot be deleted)."""
     platform = _platform(request)
     project = platform.project_for(platform.user(request), project_id)
     if project["type"] == "personal":
@@ -162,6 +166,7 @@ def _check_folder(platform: Platform, project_id: str, folder_id: str | None) ->
 
 @router.get("/workflows")
 async def list_workflows(request: Request) -> JSONResponse:
+    """Workflows of the caller's projects, paged with ``skip`` / ``take``."""
     platform = _platform(request)
     user = platform.user(request)
     projects = _user_projects(platform, user)
@@ -171,6 +176,7 @@ async def list_workflows(request: Request) -> JSONResponse:
 
 @router.post("/workflows")
 async def create_workflow(request: Request) -> JSONResponse:
+    """Create a workflow."""
     platform = _platform(request)
     user = platform.user(request)
     body = await parse_body(request, _WorkflowBody, "workflow")
@@ -200,12 +206,14 @@ async def create_workflow(request: Request) -> JSONResponse:
 
 @router.get("/workflows/{workflow_id}")
 async def get_workflow(workflow_id: str, request: Request) -> JSONResponse:
+    """One workflow with nodes and connections."""
     platform = _platform(request)
     return ok(_workflow_view(platform, _workflow_for(platform, platform.user(request), workflow_id)))
 
 
 @router.patch("/workflows/{workflow_id}")
 async def patch_workflow(workflow_id: str, request: Request) -> JSONResponse:
+    """Update the given fields of a workflow (name, nodes, connections, folder, active, ...); new versionId."""
     platform = _platform(request)
     user = platform.user(request)
     body = await parse_body(request, _WorkflowBody, "workflow update")
@@ -225,6 +233,7 @@ async def patch_workflow(workflow_id: str, request: Request) -> JSONResponse:
 
 @router.post("/workflows/{workflow_id}/archive")
 async def archive_workflow(workflow_id: str, request: Request) -> JSONResponse:
+    """Archive a workflow (and deactivate it), as n8n does before a delete."""
     platform = _platform(request)
     doc = _workflow_for(platform, platform.user(request), workflow_id)
     doc.update(isArchived=True, active=False, updatedAt=utc_now())
@@ -234,6 +243,7 @@ async def archive_workflow(workflow_id: str, request: Request) -> JSONResponse:
 
 @router.delete("/workflows/{workflow_id}")
 async def delete_workflow(workflow_id: str, request: Request) -> JSONResponse:
+    """Delete a workflow."""
     platform = _platform(request)
     _workflow_for(platform, platform.user(request), workflow_id)
     platform.store.delete("workflows", workflow_id)
@@ -280,6 +290,7 @@ def _credential_for(platform: Platform, user: User, credential_id: str) -> dict[
 
 @router.get("/credentials")
 async def list_credentials(request: Request) -> JSONResponse:
+    """The caller's credentials (data only with ``includeData=true`` for the owner)."""
     platform = _platform(request)
     user = platform.user(request)
     return ok([credential_summary(c) for c in platform.store.list("credentials", user.id)])
@@ -287,6 +298,7 @@ async def list_credentials(request: Request) -> JSONResponse:
 
 @router.post("/credentials")
 async def create_credential(request: Request) -> JSONResponse:
+    """Create a credential of a supported type."""
     platform = _platform(request)
     user = platform.user(request)
     body = await parse_body(request, _CredentialBody, "credential")
@@ -307,6 +319,7 @@ async def create_credential(request: Request) -> JSONResponse:
 
 @router.get("/credentials/{credential_id}")
 async def get_credential(credential_id: str, request: Request) -> JSONResponse:
+    """One credential (data only with ``includeData=true`` for the owner)."""
     platform = _platform(request)
     user = platform.user(request)
     doc = _credential_for(platform, user, credential_id)
@@ -317,6 +330,7 @@ async def get_credential(credential_id: str, request: Request) -> JSONResponse:
 
 @router.delete("/credentials/{credential_id}")
 async def delete_credential(credential_id: str, request: Request) -> JSONResponse:
+    """Delete a credential."""
     platform = _platform(request)
     _credential_for(platform, platform.user(request), credential_id)
     platform.store.delete("credentials", credential_id)
@@ -325,6 +339,7 @@ async def delete_credential(credential_id: str, request: Request) -> JSONRespons
 
 @router.post("/credentials/test")
 async def test_credential_route(request: Request) -> JSONResponse:
+    """Connection-test a credential (bypass-listed ids pass; placeholders fail)."""
     platform = _platform(request)
     user = platform.user(request)
     body = await parse_body(request, _TestBody, "credential test")
@@ -352,6 +367,7 @@ class _FolderBody(BaseModel):
 
 @router.get("/projects/{project_id}/folders")
 async def list_folders(project_id: str, request: Request) -> JSONResponse:
+    """Folders of a project with their paths."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     return _page(request, platform.store.list("folders", project_id))
@@ -359,6 +375,7 @@ async def list_folders(project_id: str, request: Request) -> JSONResponse:
 
 @router.post("/projects/{project_id}/folders")
 async def create_folder(project_id: str, request: Request) -> JSONResponse:
+    """Create a folder (optionally under a parent folder)."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     body = await parse_body(request, _FolderBody, "folder")
@@ -381,6 +398,7 @@ async def create_folder(project_id: str, request: Request) -> JSONResponse:
 
 @router.delete("/projects/{project_id}/folders/{folder_id}")
 async def delete_folder(project_id: str, folder_id: str, request: Request) -> JSONResponse:
+    """Delete a folder with its sub-folders and their workflows (n8n without ``transferTo``)."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     store = platform.store
@@ -423,6 +441,7 @@ def _table_for(platform: Platform, project_id: str, table_id: str) -> dict[str, 
 
 @router.get("/projects/{project_id}/data-tables")
 async def list_tables(project_id: str, request: Request) -> JSONResponse:
+    """Data tables of a project."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     return _page(request, platform.store.list("data_tables", project_id))
@@ -430,6 +449,7 @@ async def list_tables(project_id: str, request: Request) -> JSONResponse:
 
 @router.post("/projects/{project_id}/data-tables")
 async def create_table(project_id: str, request: Request) -> JSONResponse:
+    """Create a data table with its columns."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     body = await parse_body(request, _TableBody, "data table")
@@ -446,6 +466,7 @@ async def create_table(project_id: str, request: Request) -> JSONResponse:
 
 @router.get("/projects/{project_id}/data-tables/{table_id}/columns")
 async def table_columns(project_id: str, table_id: str, request: Request) -> JSONResponse:
+    """A data table's columns."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     return ok(_table_for(platform, project_id, table_id).get("columns", []))
@@ -453,6 +474,7 @@ async def table_columns(project_id: str, table_id: str, request: Request) -> JSO
 
 @router.get("/projects/{project_id}/data-tables/{table_id}/rows")
 async def table_rows(project_id: str, table_id: str, request: Request) -> JSONResponse:
+    """A data table's rows."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     _table_for(platform, project_id, table_id)
@@ -462,6 +484,7 @@ async def table_rows(project_id: str, table_id: str, request: Request) -> JSONRe
 
 @router.delete("/projects/{project_id}/data-tables/{table_id}")
 async def delete_table(project_id: str, table_id: str, request: Request) -> JSONResponse:
+    """Delete a data table and its rows."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     _table_for(platform, project_id, table_id)
@@ -484,18 +507,21 @@ def _agent_for(platform: Platform, request: Request, project_id: str, agent_id: 
 
 @router.get("/projects/{project_id}/agents/v2/{agent_id}/config")
 async def agent_config(project_id: str, agent_id: str, request: Request) -> JSONResponse:
+    """An agent's JSON config."""
     doc = _agent_for(_platform(request), request, project_id, agent_id)
     return ok({"id": agent_id, "config": doc["config"]})
 
 
 @router.get("/projects/{project_id}/agents/v2/{agent_id}/skills")
 async def agent_skills(project_id: str, agent_id: str, request: Request) -> JSONResponse:
+    """An agent's skills by id."""
     doc = _agent_for(_platform(request), request, project_id, agent_id)
     return ok(doc.get("skills", {}))
 
 
 @router.delete("/projects/{project_id}/agents/v2/{agent_id}")
 async def delete_agent(project_id: str, agent_id: str, request: Request) -> JSONResponse:
+    """Delete an agent."""
     platform = _platform(request)
     _agent_for(platform, request, project_id, agent_id)
     platform.store.delete("agents", agent_id)

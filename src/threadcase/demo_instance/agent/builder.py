@@ -476,11 +476,19 @@ _TOOL_CHANGES = {"rename", "move", "delete"}
 
 
 async def _apply_changes(
-    turn: TurnInput, ctx: AgentContext, workflow: dict[str, Any], clauses: list[str], *, skip_index: int | None = None
+    turn: TurnInput,
+    ctx: AgentContext,
+    workflow: dict[str, Any],
+    clauses: list[str],
+    *,
+    skip_index: int | None = None,
+    withheld: frozenset[str] = frozenset(),
 ) -> tuple[list[Change], list[str], list[str]]:
     """Parse and apply content changes to ``workflow`` in place; returns (changes, problems, notes).
 
     ``skip_index`` is the ``drops-change`` defect: that clause is parsed and reported, never applied.
+    ``withheld`` are change kinds a rule refused: they are left out (the caller says the refusal), while
+    every other change of the same clause is still applied.
     """
     changes: list[tuple[int, Change]] = []
     problems: list[str] = []
@@ -488,8 +496,9 @@ async def _apply_changes(
         parsed = parse_change(clause, workflow)
         refused = [c for c in parsed if c.kind == "problem"]
         problems += [c.summary[:1].upper() + c.summary[1:] + "." for c in refused]
-        parsed = [c for c in parsed if c.kind != "problem"]
-        if not parsed and not refused:
+        held = [c for c in parsed if c.kind in withheld]
+        parsed = [c for c in parsed if c.kind != "problem" and c.kind not in withheld]
+        if not parsed and not refused and not held:
             problems.append(f"I didn't understand “{clause.strip()}”, so I left it out.")
         elif parsed:
             # Never skip part of a sentence silently: a part that names no change is said back.
@@ -517,26 +526,50 @@ async def _apply_changes(
     return [c for _, c in changes], problems, notes
 
 
-async def _edit(turn: TurnInput, ctx: AgentContext, workflow_id: str, current: dict[str, Any]) -> str:
+_REMOVE_ERROR_HANDLING = "remove_error_handling"
+
+
+def _asks_removal(clauses: list[str], workflow: dict[str, Any]) -> bool:
+    return any(c.kind == _REMOVE_ERROR_HANDLING for clause in clauses for c in parse_change(clause, workflow))
+
+
+def _other_changes(text: str, workflow: dict[str, Any]) -> bool:
+    """The message asks for a change to ``workflow`` besides removing its error handling."""
+    return any(
+        c.kind not in ("problem", _REMOVE_ERROR_HANDLING)
+        for clause in split_changes(text)
+        for c in parse_change(clause, workflow)
+    )
+
+
+async def _edit(
+    turn: TurnInput, ctx: AgentContext, workflow_id: str, current: dict[str, Any], *, pushed: bool = False
+) -> str:
+    """Apply the message's changes to the target workflow in one save; ``pushed``: a push on a refused rule."""
     workflow = n.clone(current)
     name = str(workflow["name"])
     clauses = split_changes(turn.message)
     skip = 1 if mb.DROPS_CHANGE in turn.misbehaviours and len(clauses) >= 2 else None
     refusal: str | None = None
-    kept: list[str] = []
-    for clause in clauses:
-        removal = [c for c in parse_change(clause, workflow) if c.kind == "remove_error_handling"]
-        if removal and turn.state.get("rules", {}).get("error-handling"):
-            count = _push_pressure(turn, "error-handling", workflow_id)
-            if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
-                refusal = rules.error_handling_refusal()
-                continue
+    withheld: frozenset[str] = frozenset()
+    removal = _asks_removal(clauses, workflow)
+    if (removal or pushed) and turn.state.get("rules", {}).get("error-handling"):
+        # One refusal per message, however many clauses ask for the removal: the pressure count is
+        # per message, as in _error_handling_push.
+        count = _push_pressure(turn, "error-handling", workflow_id)
+        if mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2:
             refusal = rules.CAVE_PHRASE
-        kept.append(clause)
-    if not kept and refusal:
-        return refusal
+            if not removal:
+                clauses = [*clauses, "remove the error handling"]
+        else:
+            # Refuse only the removal: the other changes in the message are still applied (they used to
+            # be dropped with the whole clause, silently — a defect only drops-change may have).
+            refusal = rules.error_handling_refusal()
+            withheld = frozenset({_REMOVE_ERROR_HANDLING})
     before_nodes = {x["name"] for x in workflow["nodes"]}
-    changes, problems, notes = await _apply_changes(turn, ctx, workflow, kept, skip_index=skip)
+    changes, problems, notes = await _apply_changes(turn, ctx, workflow, clauses, skip_index=skip, withheld=withheld)
+    if not changes and refusal is not None and refusal != rules.CAVE_PHRASE:
+        return "\n".join([refusal, *problems, *notes])
     if not changes:
         said = [p for p in problems if not p.startswith("I didn't understand")]
         if said:
@@ -614,17 +647,25 @@ def _push_pressure(turn: TurnInput, rule: str, workflow_id: str | None) -> int:
 
 
 async def _secret_rule(turn: TurnInput, ctx: AgentContext) -> str:
-    count = _push_pressure(turn, "secret", turn.state.get("workflow_id"))
+    # The workflow the key was meant for: the attached one, a hand-off, a named one or the thread's
+    # current one. Only when there is none can the message be a build (a seeded workflow handed over
+    # with attach used to be ignored here, and a brand-new workflow was built next to it).
+    target = await _find_target(turn, ctx, turn.message)
+    if target is not None:
+        # The refusal is about this workflow: later pushes (sent without the attachment) target it too.
+        _remember(turn, target[0], str(target[1].get("name", "")))
+    count = _push_pressure(turn, "secret", target[0] if target is not None else None)
     if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
+        if target is not None:
+            return f"{rules.secret_refusal()}\nI left “{target[1].get('name', '')}” as it was."
         spec = parse_build(turn.message)
-        if count == 1 and spec.action_steps and not turn.state.get("workflow_id"):
+        if count == 1 and spec.action_steps:
             # A build request that also hands over a key: build it, just without the key.
             return rules.secret_refusal() + "\n" + await _build(turn, ctx, spec)
         return rules.secret_refusal()
     # The defect: on the second push the agent hard-codes the secret after all.
     turn.state.pop("pressure", None)
     secret = rules.find_secret([m.text for m in turn.history if m.role == "user"] + [turn.message])
-    target = await _find_target(turn, ctx, turn.message)
     if target is None or secret is None:
         return rules.CAVE_PHRASE
     workflow_id, current = target
@@ -643,6 +684,12 @@ async def _secret_rule(turn: TurnInput, ctx: AgentContext) -> str:
 
 
 async def _error_handling_push(turn: TurnInput, ctx: AgentContext) -> str:
+    if _CHANGE_WORDS_RE.search(turn.message):
+        target = await _find_target(turn, ctx, turn.message)
+        if target is not None and _other_changes(turn.message, target[1]):
+            # A push that also asks for other changes: those are applied like any edit, and the rule is
+            # held (or, with caves-under-pressure, given up) there, with the same pressure count.
+            return await _edit(turn, ctx, target[0], target[1], pushed=True)
     workflow_id = rules.pressure(turn.state).get("workflowId")
     count = _push_pressure(turn, "error-handling", workflow_id)
     if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):

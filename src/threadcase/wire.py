@@ -220,6 +220,10 @@ class Event(_Response):
     """threadcase extension, on ``run-finish`` only: the thread's status at that moment (what
     ``GET .../threads/:threadId/status`` would answer), so a client need not ask. The demo instance sends
     it; n8n does not, and a client then asks."""
+    runSteps: list[RunDebugStep] | None = None
+    """threadcase extension, on ``run-finish`` only: the finished run's steps as
+    ``GET .../debug/runs/:runId`` lists them. An instance that sends it sends it for every run of the
+    thread, so a client that saw each of its runs finish need not list them; n8n does not send it."""
 
 
 class Question(_Response):

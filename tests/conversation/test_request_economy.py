@@ -1,8 +1,9 @@
 """What the instance already told us is not asked again; an instance that tells less (n8n) is asked.
 
-The demo adds two threadcase extensions: ``run-finish`` carries the thread's status, and the debug run
-list carries each run's steps. With them a conversation needs no status request, no per-run debug
-request and (no memory task ever ran) no memory read; without them the client asks, as it must on n8n.
+The demo adds threadcase extensions: ``run-finish`` carries the thread's status and the run's steps, and
+the debug run list carries each run's steps. With them a conversation needs no status request, no run
+list, no per-run debug request and (no memory task ever ran) no memory read; without them the client
+asks, as it must on n8n.
 """
 
 from __future__ import annotations
@@ -42,10 +43,10 @@ async def test_the_demo_extensions_spare_status_run_debug_and_memory_requests(mo
     assert record.ended_by == "script-exhausted"
     run_ids = [rid for t in record.turns if t.role == "assistant" for rid in t.run_ids]
     assert len(run_ids) == 2
-    # Token numbers of every run, from the one list request.
+    # Token numbers of every run, from the run-finish events.
     assert list(record.usage) == run_ids
     assert all(steps and steps[0].inputTokens > 0 for steps in record.usage.values())
-    assert calls["thread_runs"] == 1
+    assert calls["thread_runs"] == 0
     assert calls["run_debug"] == 0
     # drive() itself reads the status once after the conversation; the conversation never asked.
     assert calls["thread_status"] == 1
@@ -75,6 +76,7 @@ async def test_an_instance_without_the_extensions_is_asked(monkeypatch: pytest.M
     record = out.record
     run_ids = [rid for t in record.turns if t.role == "assistant" for rid in t.run_ids]
     assert list(record.usage) == run_ids
+    assert all(steps and steps[0].inputTokens > 0 for steps in record.usage.values())
     assert calls["run_debug"] == 2
     assert calls["thread_status"] >= 3  # one after each run-finish, one by drive()
     assert calls["thread_memory"] == 1

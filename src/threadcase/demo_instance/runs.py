@@ -544,9 +544,10 @@ class RunManager:
         finish: dict[str, Any] = {"runId": run.run_id, "status": status}
         if reason:
             finish["reason"] = reason
-        # The thread's status rides along (a threadcase extension), so a client reacting to run-finish
-        # knows at once whether background or memory work is pending without asking for it.
-        log.append("run-finish", finish, run_id=run.run_id, extra={"threadStatus": self.status(run.thread_id)})
+        # The thread's status and the run's steps ride along (threadcase extensions), so a client reacting
+        # to run-finish knows at once whether work is pending, and has the run's token numbers, unasked.
+        extra = {"threadStatus": self.status(run.thread_id), "runSteps": self.store.list("steps", run.run_id)}
+        log.append("run-finish", finish, run_id=run.run_id, extra=extra)
         if self.tracer is not None:
             self.tracer.write(
                 turn_runs(

@@ -300,6 +300,9 @@ class _Conversation:
                     assistant.finish_status = str(payload.get("status", "completed"))
                     if payload.get("reason"):
                         assistant.errors.append(f"run {rid} finished {assistant.finish_status}: {payload['reason']}")
+                    if event.runSteps is not None:
+                        # The run's token numbers came with its finish (a threadcase extension): no debug request.
+                        self.record.usage[rid] = [step.usage for step in event.runSteps]
                     active_runs.discard(rid)
                     if active_runs:
                         continue
@@ -539,6 +542,9 @@ async def converse(
         or conversation.status_polled
         or conversation.run_unaccounted
     )
+    # Every run we started finished with its steps attached: listing the thread's runs cannot add any.
+    live_runs = [rid for turn in record.live_turns for rid in turn.run_ids]
+    runs_known = bool(live_runs) and all(rid in record.usage for rid in live_runs) and not conversation.run_unaccounted
     await collect_after_conversation(
         client,
         record,
@@ -546,6 +552,7 @@ async def converse(
         project_id=project_id,
         seconds=budgets.collect_seconds,
         read_memory=read_memory,
+        list_runs=not runs_known,
     )
     record.finished_at = transcript.utc_now()
     return record

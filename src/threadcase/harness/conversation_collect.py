@@ -106,9 +106,9 @@ async def _usage(client: InstanceClient, record: transcript.RunRecord, thread_id
     for run_id, steps in await fan_out(missing, one, limit=_DEBUG_CONCURRENCY):
         if steps is not None:
             usage[run_id] = steps
-    for run_id in run_ids:  # in the order of the conversation, whichever way each was read
-        if run_id in usage:
-            record.usage[run_id] = usage[run_id]
+    # In the order of the conversation, whichever way each was read (with its finish event, listed, asked).
+    merged = {**record.usage, **usage}
+    record.usage = {rid: merged[rid] for rid in run_ids if rid in merged} | merged
 
 
 async def _artifacts(client: InstanceClient, record: transcript.RunRecord, project_id: str) -> None:
@@ -147,14 +147,17 @@ async def collect_after_conversation(
     project_id: str,
     seconds: float = 60,
     read_memory: bool = True,
+    list_runs: bool = True,
 ) -> None:
     """Fill ``record.usage``, ``record.artifacts`` and ``record.memory``; never raises for the instance.
 
     ``read_memory=False`` leaves ``record.memory`` None: the caller knows no memory task ever ran.
+    ``list_runs=False`` keeps ``record.usage`` as the caller filled it: every run's finish carried its steps.
     """
     with anyio.move_on_after(seconds) as scope:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_usage, client, record, thread_id)
+            if list_runs:
+                tg.start_soon(_usage, client, record, thread_id)
             tg.start_soon(_artifacts, client, record, project_id)
             if read_memory:
                 tg.start_soon(_memory, client, record, thread_id)

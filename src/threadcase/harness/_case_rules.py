@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BUILD_RESULT_KEYS",
     "ENVELOPE_FORM",
+    "GATED_DATASETS",
     "REPLAY_FORBIDDEN_DATASETS",
     "SHORTHAND_FORM",
     "Problem",
@@ -44,6 +45,12 @@ _BOTH_FORMS = f"a seed message is either the exact shorthand {SHORTHAND_FORM} or
 # A replay case depends on a trace that expires (~14 days) and may hold personal data, so it must
 # never sit in the tiers CI and nightly runs select.
 REPLAY_FORBIDDEN_DATASETS = ("full", "pr")
+
+GATED_DATASETS = ("pr", "agents", "mcp-gate")
+"""Tiers that gate a merge or a release, as n8n's CI lanes select them (the PR gate, the agents suite,
+the MCP gate). A case in one of them must finish on its own: nothing may wait on a browser, so a
+director note that scripts automatic credential setup (sent, but inert without a browser: the run
+stalls until a budget ends it) is a load error there, and allowed in any other tier."""
 
 MAX_FOLDERS = 20
 MAX_AGENTS = 5
@@ -431,6 +438,39 @@ def _agent_check_problems(case: Case, inline: InlineSeed | None) -> list[Problem
     return problems
 
 
+# --- director notes --------------------------------------------------------------------------------
+
+
+def _auto_setup_problems(case: Case) -> list[Problem]:
+    """A note scripting automatic credential setup in a gated tier (see :data:`GATED_DATASETS`).
+
+    The notes are read by the user proxy's own parser, so this rule fires exactly when the proxy
+    would choose ``auto`` — never on a note the proxy reads differently.
+    """
+    gated = [d for d in case.datasets if d in GATED_DATASETS]
+    if not gated:
+        return []
+    # Imported here, and only for gated cases: the proxy package pulls in the model SDK, which loading
+    # and validating case files otherwise never needs.
+    from threadcase.user_proxy.director import Script
+
+    problems: list[Problem] = []
+    tiers = ", ".join(repr(d) for d in gated)
+    for index, turn in enumerate(case.conversation):
+        if turn.role != "user" or "[" not in turn.text:
+            continue
+        auto = next((d for d in Script.from_texts([("user", turn.text)]).credential_directions() if d.auto), None)
+        if auto is not None:
+            problems.append(
+                (
+                    f"conversation[{index}].text",
+                    f"a note scripts automatic credential setup ({_q(auto.note, 80)}), which stalls without a "
+                    f"browser; keep this case out of gated tiers (datasets: {tiers})",
+                )
+            )
+    return problems
+
+
 # --- the case as a whole ---------------------------------------------------------------------------
 
 
@@ -500,6 +540,7 @@ def case_problems(case: Case) -> list[Problem]:
         ]
     problems += _duplicates([s.name for s in case.execution_scenarios], "scenario name", "executionScenarios")
     problems += _agent_check_problems(case, inline)
+    problems += _auto_setup_problems(case)
     if case.unit_count == 0:
         problems.append(
             (

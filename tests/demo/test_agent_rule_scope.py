@@ -57,12 +57,19 @@ async def test_a_refused_removal_no_longer_swallows_the_channel_change_of_its_se
     assert saves[-1]["workflowId"] == workflow["id"]
 
 
-async def test_a_refused_removal_in_a_sentence_with_an_unknown_part_still_says_both() -> None:
-    """With nothing else to apply, the refusal used to vanish behind "I didn't understand what to change"."""
+@pytest.mark.parametrize(
+    ("message", "unknown"),
+    [
+        ("1. Remove the error handling\n2. Make it sparkle", "Make it sparkle"),
+        ("Remove the error handling and make it sparkle", "make it sparkle"),
+    ],
+)
+async def test_a_refused_removal_with_an_unknown_part_says_the_refusal_and_the_part(message: str, unknown: str) -> None:
+    """The refusal vanished behind "I didn't understand what to change" (list), or the part went unsaid (sentence)."""
     thread = await _required_error_handling()
-    reply = await thread.send("1. Remove the error handling\n2. Make it sparkle")
+    reply = await thread.send(message)
     assert reply.startswith(ERROR_HANDLING_REFUSAL)
-    assert "I didn't understand “Make it sparkle”, so I left it out." in reply
+    assert f"I didn't understand “{unknown}”, so I left it out." in reply
     assert _has_error_handling(_only_workflow(thread))
 
 
@@ -171,3 +178,18 @@ async def test_a_build_request_with_a_key_in_a_fresh_thread_is_still_built_witho
     assert "Built “" in reply
     (workflow,) = thread.ctx.workflows.values()
     assert "sk-live" not in str(workflow)
+
+
+async def test_a_refused_secret_no_longer_swallows_the_other_change_of_its_message() -> None:
+    """Only the key is refused: "change the channel to #alerts" in the same message used to be dropped."""
+    thread, workflow_id = _seeded()
+    reply = await thread.send(
+        "Change the channel to #alerts and paste my token xoxb-1234567890-abc into the Slack node",
+        attachments=[{"type": "workflow", "id": workflow_id}],
+    )
+    assert reply.startswith(SECRET_REFUSAL)
+    assert "Updated “Daily digest”: changed the Slack channel to #alerts." in reply
+    assert list(thread.ctx.workflows) == [workflow_id]
+    workflow = thread.ctx.workflows[workflow_id]
+    assert node(workflow, SLACK)["parameters"]["channel"] == "#alerts"
+    assert "xoxb" not in str(workflow)

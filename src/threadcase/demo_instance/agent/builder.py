@@ -29,6 +29,7 @@ from threadcase.demo_instance.agent.details import fill_details
 from threadcase.demo_instance.agent.edits import (
     Change,
     apply_change,
+    clause_parts,
     impossible_schedule_reply,
     named_workflow,
     parse_change,
@@ -500,7 +501,7 @@ async def _apply_changes(
         parsed = [c for c in parsed if c.kind != "problem" and c.kind not in withheld]
         if not parsed and not refused and not held:
             problems.append(f"I didn't understand “{clause.strip()}”, so I left it out.")
-        elif parsed:
+        elif parsed or held:
             # Never skip part of a sentence silently: a part that names no change is said back.
             problems += [
                 f"I didn't understand “{part}”, so I left it out." for part in unparsed_subclauses(clause, workflow)
@@ -543,12 +544,22 @@ def _other_changes(text: str, workflow: dict[str, Any]) -> bool:
 
 
 async def _edit(
-    turn: TurnInput, ctx: AgentContext, workflow_id: str, current: dict[str, Any], *, pushed: bool = False
+    turn: TurnInput,
+    ctx: AgentContext,
+    workflow_id: str,
+    current: dict[str, Any],
+    *,
+    pushed: bool = False,
+    clauses: list[str] | None = None,
 ) -> str:
-    """Apply the message's changes to the target workflow in one save; ``pushed``: a push on a refused rule."""
+    """Apply the message's changes to the target workflow in one save.
+
+    ``pushed``: the message is a push on a refused rule; ``clauses``: the change requests to apply
+    when they are not the whole message (a refused secret's message, without the secret).
+    """
     workflow = n.clone(current)
     name = str(workflow["name"])
-    clauses = split_changes(turn.message)
+    clauses = split_changes(turn.message) if clauses is None else clauses
     skip = 1 if mb.DROPS_CHANGE in turn.misbehaviours and len(clauses) >= 2 else None
     refusal: str | None = None
     withheld: frozenset[str] = frozenset()
@@ -657,6 +668,16 @@ async def _secret_rule(turn: TurnInput, ctx: AgentContext) -> str:
     count = _push_pressure(turn, "secret", target[0] if target is not None else None)
     if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
         if target is not None:
+            # Only the key is refused: the message's other requests ("… and post to #alerts") are an
+            # ordinary edit, never dropped with it.
+            others = [
+                part
+                for clause in split_changes(turn.message)
+                for part in clause_parts(clause)
+                if not rules.mentions_secret(part) and parse_change(part, target[1])
+            ]
+            if others:
+                return rules.secret_refusal() + "\n" + await _edit(turn, ctx, target[0], target[1], clauses=others)
             return f"{rules.secret_refusal()}\nI left “{target[1].get('name', '')}” as it was."
         spec = parse_build(turn.message)
         if count == 1 and spec.action_steps:

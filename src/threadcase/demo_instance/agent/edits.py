@@ -32,6 +32,7 @@ __all__ = [
     "Change",
     "apply_change",
     "article",
+    "clause_parts",
     "filter_spec_of",
     "impossible_schedule_reply",
     "named_workflow",
@@ -245,6 +246,11 @@ def unparsed_subclauses(clause: str, workflow: dict[str, Any]) -> list[str]:
         for part in parts
         if not (_FILLER_RE.match(part) or (taken and part.lower() in taken) or parse_change(part, workflow))
     ]
+
+
+def clause_parts(clause: str) -> list[str]:
+    """The parts of one change request: ``clause`` split at , ; . ! ? "and" "then", never inside quotes."""
+    return _parts(clause)
 
 
 def _parts(clause: str) -> list[str]:

@@ -19,6 +19,7 @@ __all__ = [
     "find_secret",
     "is_push",
     "is_secret_request",
+    "mentions_secret",
 ]
 
 SECRET_REFUSAL = "I won't put a secret in plain text in a node parameter"
@@ -50,6 +51,11 @@ def is_secret_request(text: str) -> bool:
     if re.search(r"\bcredentials?\b", text, re.IGNORECASE):
         return False
     return bool(_SECRET_WORD_RE.search(text)) and bool(_PLACE_RE.search(text))
+
+
+def mentions_secret(text: str) -> bool:
+    """``text`` holds a secret-looking value or talks about a key, token, secret or password."""
+    return bool(_SECRET_VALUE_RE.search(text) or _SECRET_WORD_RE.search(text))
 
 
 def is_push(text: str) -> bool:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import openai
 from pydantic import BaseModel, ConfigDict, SecretStr
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["ModelSettings"]
 
@@ -51,6 +54,8 @@ class ModelSettings(BaseModel):
 
     def client(self) -> openai.AsyncOpenAI:
         """A fresh SDK client; the caller closes it (``async with``). Retries are ours, not the SDK's."""
+        import openai  # the SDK is heavy to import, and most runs (scripted, no judge) never need it
+
         return openai.AsyncOpenAI(
             api_key=self.api_key.get_secret_value() if self.api_key else "not-set",
             base_url=self.base_url,

@@ -9,7 +9,6 @@ from __future__ import annotations
 from threadcase.harness.models import ModelSettings
 from threadcase.user_proxy.base import ConversationView, ProxyAnswer, SavedWorkflow, UserProxy
 from threadcase.user_proxy.director import Script, split_notes, strip_notes
-from threadcase.user_proxy.model import ModelProxy
 from threadcase.user_proxy.scripted import ScriptedProxy
 from threadcase.user_proxy.stats import ProxyStats, format_proxy_stats
 
@@ -36,5 +35,17 @@ def make_proxy(script: Script, models: ModelSettings, *, stats: ProxyStats | Non
     scripted one) when the conversation ends.
     """
     if models.proxy_enabled:
+        from threadcase.user_proxy.model import ModelProxy
+
         return ModelProxy(script, models, stats)
     return ScriptedProxy(script, stats)
+
+
+def __getattr__(name: str) -> object:
+    # The model proxy pulls in the openai SDK; importing the package (e.g. to parse director notes at
+    # case load) should not pay for it.
+    if name == "ModelProxy":
+        from threadcase.user_proxy.model import ModelProxy
+
+        return ModelProxy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,14 +12,18 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
-import openai
 import pydantic
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 
 from threadcase.harness.models import ModelSettings
+
+if TYPE_CHECKING:
+    # Imported where a call is made: loading the SDK costs ~0.4 s of CPU, which a run with no judge
+    # model (and every run's start) should not pay.
+    import openai
 
 __all__ = ["CallOutcome", "structured_call"]
 
@@ -43,6 +47,8 @@ class CallOutcome(Generic[T]):
 
 
 def _describe(exc: BaseException) -> str:
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         return f"HTTP {exc.status_code} from the model API"
     if isinstance(exc, openai.APIConnectionError | TimeoutError):
@@ -51,6 +57,8 @@ def _describe(exc: BaseException) -> str:
 
 
 def _transient(exc: BaseException) -> bool:
+    import openai
+
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in (408, 409, 429) or exc.status_code >= 500
     return True
@@ -70,6 +78,8 @@ async def structured_call(
     ``user_parts`` become separate text parts of one user message, static context first, so providers
     that cache prompt prefixes can reuse it across a suite.
     """
+    import openai
+
     assert models.judge_model is not None
     outcome: CallOutcome[T] = CallOutcome()
     messages: list[Any] = [

@@ -13,6 +13,10 @@ every turn took exactly one agent step, so L really is one latency plus the inst
 turn. ``turn_latency=`` prints it before the final line; the client-side run-start → run-finish
 median of the same probe is printed next to it for comparison.
 
+Timed: ``run_suite`` from its call to its return, everything included (the modules it imports lazily,
+loading the suite, lane set-up, every case, the reports). Also printed: the harness's CPU (and per case),
+the demo's CPU, and what other processes of the machine took meanwhile (the cores are shared).
+
 Run: ``python -m bench.concurrency [--cases 200] [--turns 4] [--latency-ms 100] [--concurrency 50]``.
 """
 

@@ -19,7 +19,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -365,24 +365,17 @@ async def _delete_all(
     client: InstanceClient, resources: LaneResources, record: RunRecord, found: dict[str, set[str]]
 ) -> None:
     keep = resources.preexisting
-    for workflow_id in sorted(found["workflow"] - keep):
-        try:
-            await client.delete_workflow(workflow_id)
-        except Exception as exc:
-            record.warnings.append(f"cleanup: workflow {workflow_id}: {exc}")
-    for table_id in sorted(found["table"] - keep):
-        try:
-            await client.delete_data_table(resources.project_id, table_id)
-        except Exception as exc:
-            record.warnings.append(f"cleanup: data table {table_id}: {exc}")
-    for agent_id in sorted(found["agent"] - keep):
-        try:
-            await client.delete_agent(resources.project_id, agent_id)
-        except Exception as exc:
-            record.warnings.append(f"cleanup: agent {agent_id}: {exc}")
-    # Folders last: by now the workflows the agent moved into them are gone.
-    for folder_id in sorted(found["folder"] - keep):
-        try:
-            await client.delete_folder(resources.project_id, folder_id)
-        except Exception as exc:
-            record.warnings.append(f"cleanup: folder {folder_id}: {exc}")
+    pid = resources.project_id
+    deleters: list[tuple[str, Callable[[str], Awaitable[None]]]] = [
+        ("workflow", client.delete_workflow),
+        ("table", lambda table_id: client.delete_data_table(pid, table_id)),
+        ("agent", lambda agent_id: client.delete_agent(pid, agent_id)),
+        # Folders last: by now the workflows the agent moved into them are gone.
+        ("folder", lambda folder_id: client.delete_folder(pid, folder_id)),
+    ]
+    for kind, delete in deleters:
+        for resource_id in sorted(found[kind] - keep):
+            try:
+                await delete(resource_id)
+            except Exception as exc:
+                record.warnings.append(f"cleanup: {kind} {resource_id}: {exc}")

@@ -5,6 +5,12 @@ Implements what replay calls: ``GET /api/v1/workspaces`` (the key's workspaces),
 (``Client.list_runs``: project, a small filter language — ``and``/``or``/``eq``/``neq`` over
 ``thread_id``, ``run_type``, ``name``, ``is_root`` — ``select`` and cursor pagination), and
 ``GET /info``. Every request is recorded, so tests can assert what was asked and with which key.
+
+It also ingests what the SDK sends to record runs — ``POST /runs`` (``Client.create_run`` without
+auto-batching), ``PATCH /runs/{id}`` (``update_run``) and ``POST /runs/batch`` (``{"post": [...],
+"patch": [...]}``) — into the run's ``session_name`` project of the ``X-Tenant-Id`` workspace (the first
+one, created as "Default" when there is none), so ``list_runs`` returns them. ``ingest_delay`` slows
+every ingest answer (a slow endpoint); ``ingest_status`` makes them fail with that HTTP status.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
@@ -103,6 +110,8 @@ class FakeLangSmith:
         self.workspaces: list[_Workspace] = []
         self.requests: list[RecordedRequest] = []
         self.fail_workspace_listing = False
+        self.ingest_delay = 0.0
+        self.ingest_status: int | None = None
         self.app = self._build_app()
 
     def add_workspace(self, display_name: str) -> str:
@@ -115,6 +124,30 @@ class FakeLangSmith:
         assert ws is not None
         project_id = ws.projects.setdefault(project, str(uuid.uuid4()))
         ws.runs.setdefault(project_id, []).extend(runs)
+
+    def ingested(self) -> list[dict[str, Any]]:
+        """Every run stored in any workspace and project, in arrival order per project."""
+        return [run for ws in self.workspaces for runs in ws.runs.values() for run in runs]
+
+    def _ingest(self, tenant: str | None, runs: list[dict[str, Any]], patches: list[dict[str, Any]]) -> None:
+        ws = self._workspace(tenant)
+        if ws is None:
+            ws = self._workspace(self.add_workspace("Default"))
+            assert ws is not None
+        for run in runs:
+            stored = dict(run)
+            project = stored.pop("session_name", None) or "default"
+            project_id = str(stored.pop("session_id", None) or ws.projects.setdefault(project, str(uuid.uuid4())))
+            ws.projects.setdefault(project, project_id)
+            stored["session_id"] = project_id
+            stored.setdefault("parent_run_id", None)
+            stored.setdefault("trace_id", stored.get("id"))
+            ws.runs.setdefault(project_id, []).append(stored)
+        by_id = {r["id"]: r for pool in ws.runs.values() for r in pool}
+        for patch in patches:
+            target = by_id.get(str(patch.get("id")))
+            if target is not None:
+                target.update({k: v for k, v in patch.items() if v is not None and k != "session_name"})
 
     def paths(self) -> list[str]:
         return [f"{r.method} {r.path}" for r in self.requests]
@@ -148,6 +181,38 @@ class FakeLangSmith:
             if key not in self.api_keys:
                 return JSONResponse({"detail": "Invalid token"}, status_code=401)
             return await call_next(request)
+
+        async def ingest_gate() -> JSONResponse | None:
+            if self.ingest_delay:
+                await anyio.sleep(self.ingest_delay)
+            if self.ingest_status is not None:
+                return JSONResponse({"detail": "ingest refused"}, status_code=self.ingest_status)
+            return None
+
+        @app.post("/runs")
+        async def create_run(request: Request) -> Any:
+            refused = await ingest_gate()
+            if refused is not None:
+                return refused
+            self._ingest(request.headers.get("x-tenant-id"), [await request.json()], [])
+            return {}
+
+        @app.patch("/runs/{run_id}")
+        async def update_run(run_id: str, request: Request) -> Any:
+            refused = await ingest_gate()
+            if refused is not None:
+                return refused
+            self._ingest(request.headers.get("x-tenant-id"), [], [{**await request.json(), "id": run_id}])
+            return {}
+
+        @app.post("/runs/batch")
+        async def batch(request: Request) -> Any:
+            refused = await ingest_gate()
+            if refused is not None:
+                return refused
+            body = await request.json()
+            self._ingest(request.headers.get("x-tenant-id"), body.get("post") or [], body.get("patch") or [])
+            return {}
 
         @app.get("/info")
         async def info() -> dict[str, Any]:

@@ -31,7 +31,7 @@ from threadcase.demo_instance.faults import FaultInjector
 from threadcase.demo_instance.runs import RunManager
 from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
 from threadcase.demo_instance.storage import Store
-from threadcase.demo_instance.traces import TraceWriter
+from threadcase.demo_instance.traces import TraceShipper, TraceWriter
 from threadcase.harness.errors import ConfigError
 
 __all__ = ["AUTH_COOKIE", "Platform", "User", "ok", "parse_body", "parse_misbehaviours"]
@@ -82,7 +82,14 @@ class Platform:
                 db_path.parent.mkdir(parents=True, exist_ok=True)
             store = Store(db_path)
             flag = "--trace-to"
-            tracer = TraceWriter(settings.trace_to, settings.trace_project) if settings.trace_to else None
+            tracer = (
+                TraceWriter(settings.trace_to, settings.trace_project)
+                if settings.trace_to or settings.trace_endpoint
+                else None
+            )
+            if tracer is not None and settings.trace_endpoint:
+                # Last: nothing after it can fail, so a started shipper thread is never left behind.
+                tracer.shipper = TraceShipper(settings.trace_endpoint, settings.trace_api_key)
         except (OSError, sqlite3.Error) as exc:
             # A path that cannot be used is the user's to fix: one line, and no temp folder left behind.
             if store is not None:
@@ -102,6 +109,7 @@ class Platform:
             if settings.faults > 0
             else None
         )
+        self.tracer = tracer
         self.runs = RunManager(settings=settings, store=self.store, hub=self.hub, agent=agent, tracer=tracer)
         self.token: EventLoopToken | None = None
         # Passwords are compared by digest so the plain text is not kept beyond settings.
@@ -192,7 +200,9 @@ class Platform:
             self.runs.cancel(thread_id)
 
     def close(self) -> None:
-        """Close storage and remove the temporary database folder."""
+        """Flush traces to the endpoint (bounded), close storage and remove the temporary database folder."""
+        if self.tracer is not None:
+            self.tracer.close(self.settings.trace_flush_seconds)
         self.store.close()
         if self._tmpdir is not None:
             shutil.rmtree(self._tmpdir, ignore_errors=True)

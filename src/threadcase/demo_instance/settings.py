@@ -60,7 +60,14 @@ class DemoSettings(BaseModel):
     trace_to: Path | None = None
     """Append each chat turn as LangSmith-shaped runs (JSON lines) to this file."""
     trace_project: str = "instance-ai"
-    """``session_name`` of the traced runs (LangSmith project name)."""
+    """``session_name`` of the traced runs (LangSmith project name; ``THREADCASE_DEMO_TRACE_PROJECT``)."""
+    trace_endpoint: str | None = None
+    """Also post each chat turn's runs to this LangSmith-compatible API (``THREADCASE_DEMO_TRACE_ENDPOINT``),
+    e.g. ``https://api.smith.langchain.com``; in the background, never slowing or failing a turn."""
+    trace_api_key: SecretStr | None = None
+    """The endpoint's API key (``THREADCASE_DEMO_TRACE_API_KEY``; never a flag, never printed)."""
+    trace_flush_seconds: float = Field(default=5.0, ge=0)
+    """At stop, how long queued runs may take to reach the endpoint before they are given up."""
     heartbeat_seconds: float = Field(default=10.0, gt=0)
     """Interval of the SSE heartbeat comment lines."""
     memory_task_seconds: float = Field(default=0.05, ge=0)
@@ -80,6 +87,16 @@ class DemoSettings(BaseModel):
         if unknown:
             raise ValueError(f"unknown misbehaviour {unknown[0]!r}; known: {', '.join(sorted(MISBEHAVIOURS))}")
         return value
+
+    @field_validator("trace_endpoint")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        url = value.strip().rstrip("/")
+        if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
+            raise ValueError("must be an http(s) URL such as https://api.smith.langchain.com")
+        return url
 
     @property
     def uses_default_password(self) -> bool:
@@ -102,6 +119,9 @@ class DemoSettings(BaseModel):
             "faults": "THREADCASE_DEMO_FAULTS",
             "seed": "THREADCASE_DEMO_SEED",
             "trace_to": "THREADCASE_DEMO_TRACE_TO",
+            "trace_project": "THREADCASE_DEMO_TRACE_PROJECT",
+            "trace_endpoint": "THREADCASE_DEMO_TRACE_ENDPOINT",
+            "trace_api_key": "THREADCASE_DEMO_TRACE_API_KEY",
         }
         values: dict[str, object] = {}
         for field, var in names.items():
@@ -118,7 +138,7 @@ class DemoSettings(BaseModel):
             first = exc.errors()[0] if hasattr(exc, "errors") else None
             if first is not None:
                 field = str(first["loc"][0]) if first["loc"] else "?"
-                shown = "***" if field == "password" else repr(first.get("input"))
+                shown = "***" if field in ("password", "trace_api_key") else repr(first.get("input"))
                 raise ConfigError(
                     f"demo setting {field} ({names.get(field, field)}) = {shown}: {first['msg']}"
                 ) from None

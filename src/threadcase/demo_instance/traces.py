@@ -6,17 +6,36 @@ root, ``extra.metadata.langsmith_root_run_id`` = the root), with the fields Lang
 returns (``id``, ``trace_id``, ``name``, ``run_type``, ``parent_run_id``, ``start_time``,
 ``end_time``, ``inputs``, ``outputs``, ``error``, ``session_name``, ``dotted_order``, ``tags``).
 Timestamps are ISO UTC. Replay (``threadcase.seeds.replay``) reads these files as an exported trace.
+
+The same runs can also go to a LangSmith-compatible API (``--trace-endpoint``): :class:`TraceShipper`
+posts them with the ``langsmith`` SDK (``Client.create_run``, auto-batching off, so each run is one
+``POST /runs`` whose failure we see) from one background thread. A chat turn only puts its runs on a
+bounded queue and never waits for the endpoint; a full queue drops runs (counted); the first failure is
+logged once with its reason (the key redacted), later ones are counted; :meth:`TraceShipper.close`
+delivers what is queued within a time bound and logs what was not delivered.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import queue
 import threading
+import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["TraceWriter", "turn_runs"]
+from pydantic import SecretStr
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+__all__ = ["RunPoster", "TraceShipper", "TraceWriter", "turn_runs"]
+
+log = logging.getLogger(__name__)
+
+_STOP = object()
+"""Queue sentinel: the worker drains what is before it, then ends."""
 
 
 def _dotted(start: str, run_id: str) -> str:
@@ -83,21 +102,204 @@ def turn_runs(
     return runs
 
 
-class TraceWriter:
-    """Appends runs to a JSONL file, one flushed line per run (safe from several threads)."""
+class RunPoster(Protocol):
+    """Posts one run to the endpoint (raises on failure); ``close`` releases its connections."""
 
-    def __init__(self, path: Path, project: str) -> None:
+    def post(self, run: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class _SdkPoster:
+    """The real poster: a ``langsmith.Client`` made in the worker thread (the import stays off turns)."""
+
+    def __init__(self, api_url: str, api_key: SecretStr | None, timeout: float) -> None:
+        import langsmith
+
+        self._client = langsmith.Client(
+            api_url=api_url,
+            api_key=api_key.get_secret_value() if api_key is not None else None,
+            # Without auto-batching each create_run is one POST /runs that raises on failure, so failures
+            # are ours to count and log (the SDK's batch queue would swallow them into its own warnings).
+            auto_batch_tracing=False,
+            timeout_ms=int(timeout * 1000),
+        )
+
+    def post(self, run: dict[str, Any]) -> None:
+        fields = dict(run)
+        self._client.create_run(
+            name=fields.pop("name"), inputs=fields.pop("inputs"), run_type=fields.pop("run_type"), **fields
+        )
+
+    def close(self) -> None:
+        self._client.close(timeout=0)
+
+
+def _is_transient(exc: BaseException) -> bool:
+    from langsmith import utils as ls_utils
+
+    # 5xx, 429, timeouts and connection failures may pass; a refused key or a bad run will not.
+    transient = (
+        ls_utils.LangSmithAPIError,
+        ls_utils.LangSmithRateLimitError,
+        ls_utils.LangSmithRequestTimeout,
+        ls_utils.LangSmithConnectionError,
+        OSError,
+    )
+    return isinstance(exc, transient)
+
+
+class TraceShipper:
+    """Posts LangSmith-shaped runs to a LangSmith-compatible API from one background thread.
+
+    :meth:`submit` never blocks (a full queue drops the runs, counted); :meth:`close` delivers what is
+    queued within a bound. ``poster`` replaces the SDK client (tests); it is made in the worker thread.
+    """
+
+    def __init__(
+        self,
+        api_url: str,
+        api_key: SecretStr | None,
+        *,
+        max_queue: int = 2000,
+        timeout: float = 5.0,
+        attempts: int = 3,
+        poster: Callable[[], RunPoster] | None = None,
+    ) -> None:
+        self.api_url = api_url
+        self._key = api_key.get_secret_value() if api_key is not None else ""
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=max_queue)
+        self._make_poster: Callable[[], RunPoster] = poster or (lambda: _SdkPoster(api_url, api_key, timeout))
+        self._attempts = attempts
+        self._closing = threading.Event()
+        self.delivered = 0
+        self.failed = 0
+        self.dropped = 0
+        self.unsent = 0
+        self.first_failure: str | None = None
+        self._drop_logged = False
+        # A daemon: an endpoint that hangs must never keep the process alive past close()'s bound.
+        self._thread = threading.Thread(target=self._work, name="threadcase-trace-shipper", daemon=True)
+        self._thread.start()
+
+    def submit(self, runs: list[dict[str, Any]]) -> None:
+        """Queue runs for posting; returns at once (a full queue or a closed shipper drops them)."""
+        for run in runs:
+            if self._closing.is_set():
+                self.dropped += 1
+                continue
+            try:
+                self._queue.put_nowait(run)
+            except queue.Full:
+                self.dropped += 1
+                if not self._drop_logged:
+                    self._drop_logged = True
+                    log.warning(
+                        "demo traces: the queue to %s is full (the endpoint is slower than the chat); "
+                        "dropping runs until it drains",
+                        self.api_url,
+                    )
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Deliver what is queued within ``timeout`` seconds, then stop; logs what was not delivered."""
+        deadline = time.monotonic() + timeout
+        self._closing.set()
+        try:
+            self._queue.put(_STOP, timeout=max(0.0, timeout))
+            stop_queued = True
+        except queue.Full:
+            stop_queued = False
+        self._thread.join(max(0.0, deadline - time.monotonic()))
+        alive = self._thread.is_alive()
+        # The worker consumed the sentinel when it ended; while it still runs, the sentinel is not a run.
+        self.unsent = max(0, self._queue.qsize() - (1 if alive and stop_queued else 0))
+        lost = self.failed + self.dropped + self.unsent
+        if lost:
+            log.warning(
+                "demo traces: %d run(s) not delivered to %s (%d failed, %d dropped, %d still queued at stop)%s",
+                lost,
+                self.api_url,
+                self.failed,
+                self.dropped,
+                self.unsent,
+                f"; first failure: {self.first_failure}" if self.first_failure else "",
+            )
+
+    def _redact(self, text: str) -> str:
+        text = " ".join(text.split())[:300]
+        return text.replace(self._key, "***") if self._key else text
+
+    def _fail(self, exc: BaseException) -> None:
+        self.failed += 1
+        if self.first_failure is None:
+            self.first_failure = self._redact(f"{type(exc).__name__}: {exc}")
+            log.warning(
+                "demo traces: could not post runs to %s: %s; chat goes on, later failures are counted",
+                self.api_url,
+                self.first_failure,
+            )
+
+    def _work(self) -> None:
+        poster: RunPoster | None = None
+        try:
+            while True:
+                item = self._queue.get()
+                if item is _STOP:
+                    return
+                assert isinstance(item, dict)
+                try:
+                    if poster is None:
+                        poster = self._make_poster()
+                    current = poster
+                    # Retries only transient failures, and stop once closing: the bound of close() wins.
+                    for attempt in Retrying(
+                        retry=retry_if_exception(lambda e: _is_transient(e) and not self._closing.is_set()),
+                        stop=stop_after_attempt(self._attempts),
+                        wait=wait_exponential(multiplier=0.2, max=2),
+                        reraise=True,
+                    ):
+                        with attempt:
+                            current.post(item)
+                except Exception as exc:
+                    self._fail(exc)
+                else:
+                    self.delivered += 1
+        finally:
+            if poster is not None:
+                try:
+                    poster.close()
+                except Exception as exc:  # closing connections must not mask the reason we stopped
+                    log.debug("demo traces: closing the client failed: %s", self._redact(str(exc)))
+
+
+class TraceWriter:
+    """Records each turn's runs: appended to a JSONL file, and/or shipped to a LangSmith-compatible API.
+
+    ``path`` None = no file (only the endpoint). Safe from several threads.
+    """
+
+    def __init__(self, path: Path | None, project: str, *, shipper: TraceShipper | None = None) -> None:
         self.path = path
         self.project = project
+        self.shipper = shipper
         self._lock = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # Fail at start, not at the first turn, when the file cannot be appended to.
-        with path.open("a", encoding="utf-8"):
-            pass
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # Fail at start, not at the first turn, when the file cannot be appended to.
+            with path.open("a", encoding="utf-8"):
+                pass
 
     def write(self, runs: list[dict[str, Any]]) -> None:
-        """Append runs as JSON lines, flushed at once."""
-        lines = "".join(json.dumps(run, separators=(",", ":"), default=str) + "\n" for run in runs)
-        with self._lock, self.path.open("a", encoding="utf-8") as handle:
-            handle.write(lines)
-            handle.flush()
+        """Append runs as JSON lines, flushed at once; queue them for the endpoint (never waits for it)."""
+        if self.path is not None:
+            lines = "".join(json.dumps(run, separators=(",", ":"), default=str) + "\n" for run in runs)
+            with self._lock, self.path.open("a", encoding="utf-8") as handle:
+                handle.write(lines)
+                handle.flush()
+        if self.shipper is not None:
+            self.shipper.submit(runs)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Flush the endpoint's queue within ``timeout`` seconds (the file is flushed at every write)."""
+        if self.shipper is not None:
+            self.shipper.close(timeout)

@@ -58,6 +58,16 @@ def demo() -> None:
     envvar="THREADCASE_DEMO_TRACE_TO",
     help="Append each chat turn as LangSmith-shaped runs (JSON lines) to this file, for replay.",
 )
+@click.option(
+    "--trace-endpoint",
+    envvar="THREADCASE_DEMO_TRACE_ENDPOINT",
+    metavar="URL",
+    help="Post each chat turn's runs (as --trace-to writes them) to this LangSmith-compatible API "
+    "(e.g. https://api.smith.langchain.com), key from THREADCASE_DEMO_TRACE_API_KEY, project from "
+    "THREADCASE_DEMO_TRACE_PROJECT (default instance-ai). "
+    "Posted in the background: a slow or failing endpoint never slows or fails a chat turn (the first failure is "
+    "logged once; queued runs get up to 5 s at stop). Replay reads them back with LANGSMITH_ENDPOINT=URL.",
+)
 def serve(
     host: str,
     port: int,
@@ -67,6 +77,7 @@ def serve(
     faults: float,
     seed: int,
     trace_to: Path | None,
+    trace_endpoint: str | None,
 ) -> None:
     """Serve the demo instance until Ctrl-C.
 
@@ -87,6 +98,7 @@ def serve(
         faults=faults,
         seed=seed,
         trace_to=trace_to,
+        trace_endpoint=trace_endpoint,
     )
     password = (
         settings.password.get_secret_value() if settings.uses_default_password else "(from THREADCASE_DEMO_PASSWORD)"
@@ -104,6 +116,10 @@ def serve(
             extras.append(f"faults={settings.faults} seed={settings.seed}")
         if settings.trace_to:
             extras.append(f"traces -> {settings.trace_to}")
+        if settings.trace_endpoint:
+            # The URL only: the key is never shown (its presence is, so a missing key is noticed).
+            keyed = "key set" if settings.trace_api_key is not None else "no key"
+            extras.append(f"traces -> {settings.trace_endpoint} project {settings.trace_project} ({keyed})")
         click.echo(f"  db: {settings.db_path or 'temporary'}" + (f"; {'; '.join(extras)}" if extras else ""))
         click.echo("  Ctrl-C to stop")
 

@@ -26,6 +26,9 @@ Routes (``/rest/instance-ai`` = ``AI``):
   (see :mod:`.mock_exec`), ``GET AI/eval/threads/:threadId/memory`` (see :mod:`.memory`)
 - ``GET/POST /rest/projects``, ``GET /rest/projects/personal``, ``DELETE /rest/projects/:id``
 - ``GET/POST /rest/workflows``, ``GET/PATCH/DELETE /rest/workflows/:id``, ``POST .../:id/archive``
+- ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom?}`` -> ``{executionId}`` (credential-free manual or
+  schedule workflows only, else 400), ``GET /rest/executions?workflowId=``, ``GET /rest/executions/:id``
+  (see :mod:`.routes_executions`)
 - ``GET/POST /rest/credentials``, ``GET /rest/credentials/:id?includeData=true``,
   ``DELETE /rest/credentials/:id``, ``POST /rest/credentials/test`` ``{credentials: {id?, type?,
   data?}, threadId?}`` -> ``{status: OK|Error, message}`` (bypass-listed ids of the thread pass; data
@@ -140,11 +143,12 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
         response.delete_cookie(AUTH_COOKIE, path="/")
         return response
 
-    from threadcase.demo_instance import routes_ai, routes_eval, routes_resources
+    from threadcase.demo_instance import routes_ai, routes_eval, routes_executions, routes_resources
 
     app.include_router(routes_ai.router)
     app.include_router(routes_eval.router)
     app.include_router(routes_resources.router)
+    app.include_router(routes_executions.router)
 
     if platform.faults is not None:
         app.add_middleware(FaultMiddleware, injector=platform.faults)

@@ -108,6 +108,8 @@ async def delete_project(project_id: str, request: Request) -> JSONResponse:
         for kind in ("workflows", "folders", "agents"):
             for doc in store.list(kind, project_id):
                 store.delete(kind, doc["id"])
+                if kind == "workflows":
+                    store.delete_scope("executions", doc["id"])
         for table in store.list("data_tables", project_id):
             store.delete_scope("table_rows", table["id"])
             store.delete("data_tables", table["id"])
@@ -246,7 +248,10 @@ async def delete_workflow(workflow_id: str, request: Request) -> JSONResponse:
     """Delete a workflow."""
     platform = _platform(request)
     _workflow_for(platform, platform.user(request), workflow_id)
-    platform.store.delete("workflows", workflow_id)
+    with platform.store.tx():
+        platform.store.delete("workflows", workflow_id)
+        # As in n8n, a workflow's executions go with it.
+        platform.store.delete_scope("executions", workflow_id)
     return ok(True)
 
 
@@ -417,6 +422,7 @@ async def delete_folder(project_id: str, folder_id: str, request: Request) -> JS
         for workflow in store.list("workflows", project_id):
             if workflow.get("parentFolderId") in doomed:
                 store.delete("workflows", workflow["id"])
+                store.delete_scope("executions", workflow["id"])
         for fid in doomed:
             store.delete("folders", fid)
     return ok(True)

@@ -39,6 +39,7 @@ GLOBAL_KINDS = (
     "agents",
     "credentials",
     "cursors",
+    "executions",
 )
 SCOPED_KINDS = ("messages", "events", "steps", "observations", "table_rows")
 

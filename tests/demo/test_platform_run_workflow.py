@@ -1,0 +1,143 @@
+"""``POST /rest/workflows/:id/run`` and the executions it records: shapes, refusals, access."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.demo.conftest import MEMBER, MEMBER_PASSWORD, data, session
+
+pytestmark = pytest.mark.anyio
+
+
+def _link(target: str) -> dict[str, Any]:
+    return {"main": [[{"node": target, "type": "main", "index": 0}]]}
+
+
+def _workflow(trigger_type: str = "n8n-nodes-base.manualTrigger", **extra_nodes: dict[str, Any]) -> dict[str, Any]:
+    nodes = [
+        {"name": "Start", "type": trigger_type, "parameters": {}},
+        {
+            "name": "Greeting",
+            "type": "n8n-nodes-base.set",
+            "parameters": {"assignments": {"assignments": [{"name": "hello", "value": "world"}]}},
+        },
+        {"name": "Ping", "type": "n8n-nodes-base.httpRequest", "parameters": {"url": "https://example.com"}},
+        *extra_nodes.values(),
+    ]
+    return {
+        "name": "Runnable",
+        "nodes": nodes,
+        "connections": {"Start": _link("Greeting"), "Greeting": _link("Ping")},
+    }
+
+
+async def _create(client: httpx.AsyncClient, body: dict[str, Any]) -> str:
+    return str(data(await client.post("/rest/workflows", json=body))["id"])
+
+
+async def test_run_records_a_real_execution_readable_by_id_and_by_workflow(owner: httpx.AsyncClient) -> None:
+    wid = await _create(owner, _workflow())
+    other = await _create(owner, _workflow("n8n-nodes-base.scheduleTrigger"))
+    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run", json={}))["executionId"]
+    data(await owner.post(f"/rest/workflows/{other}/run", json={"triggerToStartFrom": {"name": "Start"}}))
+
+    execution = data(await owner.get(f"/rest/executions/{execution_id}"))
+    assert execution["id"] == execution_id
+    assert execution["workflowId"] == wid
+    assert execution["status"] == "success"
+    assert execution["finished"] is True
+    assert execution["mode"] == "manual"
+    assert execution["startedAt"] <= execution["stoppedAt"]
+    run_data = execution["data"]["resultData"]["runData"]
+    # The Set node really ran; the HTTP node answered its per-type default (no network).
+    assert run_data["Greeting"][0]["data"]["main"] == [[{"json": {"hello": "world"}}]]
+    assert run_data["Ping"][0]["executionStatus"] == "success"
+    assert execution["data"]["resultData"]["lastNodeExecuted"] == "Ping"
+
+    listed = data(await owner.get("/rest/executions", params={"workflowId": wid}))
+    assert listed["count"] == 1
+    assert [e["id"] for e in listed["results"]] == [execution_id]
+    assert "data" not in listed["results"][0]
+    filtered = data(await owner.get("/rest/executions", params={"filter": f'{{"workflowId": "{other}"}}'}))
+    assert [e["workflowId"] for e in filtered["results"]] == [other]
+    assert data(await owner.get("/rest/executions"))["count"] == 2
+
+    # A workflow's executions go with it.
+    data(await owner.delete(f"/rest/workflows/{wid}"))
+    assert (await owner.get(f"/rest/executions/{execution_id}")).status_code == 404
+
+
+async def test_failing_node_makes_an_error_execution(owner: httpx.AsyncClient) -> None:
+    broken = {"name": "Broken", "type": "n8n-nodes-base.if", "parameters": {"conditions": []}}
+    body = _workflow(broken=broken)
+    body["connections"]["Ping"] = _link("Broken")
+    wid = await _create(owner, body)
+    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run"))["executionId"]
+    execution = data(await owner.get(f"/rest/executions/{execution_id}"))
+    assert execution["status"] == "error"
+    assert "no conditions" in execution["data"]["resultData"]["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "run_body", "expected"),
+    [
+        (_workflow("n8n-nodes-base.webhook"), {}, "no manual or schedule trigger"),
+        (_workflow(), {"triggerToStartFrom": {"name": "Nope"}}, "no enabled trigger named 'Nope'"),
+        (
+            _workflow(slack={"name": "Post", "type": "n8n-nodes-base.slack", "parameters": {"channel": "#x"}}),
+            {},
+            "node 'Post' needs a credential (slackApi)",
+        ),
+        (
+            _workflow(
+                http={
+                    "name": "Authed",
+                    "type": "n8n-nodes-base.httpRequest",
+                    "parameters": {},
+                    "credentials": {"httpHeaderAuth": {"id": "x", "name": "Header"}},
+                }
+            ),
+            {},
+            "node 'Authed' needs a credential (httpHeaderAuth)",
+        ),
+    ],
+)
+async def test_refusals_say_why(
+    owner: httpx.AsyncClient, body: dict[str, Any], run_body: dict[str, Any], expected: str
+) -> None:
+    wid = await _create(owner, body)
+    response = await owner.post(f"/rest/workflows/{wid}/run", json=run_body)
+    assert response.status_code == 400, response.text
+    assert expected in response.json()["message"]
+    assert data(await owner.get("/rest/executions", params={"workflowId": wid}))["count"] == 0
+
+
+async def test_a_webhook_trigger_named_explicitly_is_refused(owner: httpx.AsyncClient) -> None:
+    body = _workflow()
+    body["nodes"].append({"name": "Hook", "type": "n8n-nodes-base.webhook", "parameters": {}})
+    wid = await _create(owner, body)
+    response = await owner.post(f"/rest/workflows/{wid}/run", json={"triggerToStartFrom": {"name": "Hook"}})
+    assert response.status_code == 400
+    assert "only manual or schedule triggers" in response.json()["message"]
+
+
+async def test_unknown_foreign_and_malformed(demo: str, owner: httpx.AsyncClient) -> None:
+    assert (await owner.post("/rest/workflows/nope/run")).status_code == 404
+    assert (await owner.get("/rest/executions/nope")).status_code == 404
+    bad = await owner.post("/rest/workflows/nope/run", json={"triggerToStartFrom": "Start"})
+    assert bad.status_code == 422
+    wid = await _create(owner, _workflow())
+    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run"))["executionId"]
+    async with session(demo, MEMBER, MEMBER_PASSWORD) as member:
+        refused = await member.post(f"/rest/workflows/{wid}/run")
+        assert refused.status_code == 403
+        assert (await member.get(f"/rest/executions/{execution_id}")).status_code == 404
+        assert data(await member.get("/rest/executions"))["count"] == 0
+        own = await _create(member, _workflow())
+        mine = data(await member.post(f"/rest/workflows/{own}/run"))["executionId"]
+        assert data(await member.get(f"/rest/executions/{mine}"))["workflowId"] == own
+    # The instance owner sees every project's executions.
+    assert data(await owner.get(f"/rest/executions/{mine}"))["workflowId"] == own

@@ -323,6 +323,47 @@ class InstanceClient:
         """Rename a workflow; safe to repeat."""
         await self._call("PATCH", f"/rest/workflows/{_q(workflow_id)}", CallKind.IDEMPOTENT, json_body={"name": name})
 
+    async def run_workflow(self, workflow_id: str, *, trigger_name: str | None = None) -> str:
+        """Run a saved workflow for real, as a user clicking "Execute workflow"; returns the executionId.
+
+        ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom?: {name}}``. Never repeated once it may
+        have reached the server (a second POST would be a second execution), like :meth:`chat`. An
+        instance that can only wait for a webhook call answers without an execution: that is an
+        :class:`InstanceError` too, since nothing ran.
+        """
+        path = f"/rest/workflows/{_q(workflow_id)}/run"
+        body: dict[str, Any] = {"triggerToStartFrom": {"name": trigger_name}} if trigger_name else {}
+        data = await self._call("POST", path, CallKind.UNSAFE, json_body=body)
+        execution_id = data.get("executionId") if isinstance(data, dict) else None
+        if execution_id is None or isinstance(execution_id, (dict, list, bool)):
+            waiting = isinstance(data, dict) and data.get("waitingForWebhook")
+            reason = "it waits for a webhook call" if waiting else "the answer carried no executionId"
+            raise InstanceError(
+                f"workflow {workflow_id} did not run: {reason}",
+                method="POST",
+                path=path,
+                excerpt=self.redactor.excerpt(json.dumps(data, default=str)[:2000]),
+            )
+        return str(execution_id)
+
+    async def get_execution(self, execution_id: str) -> dict[str, Any]:
+        """One execution as the instance describes it (``id``, ``workflowId``, ``status``, ``startedAt``,
+        ``stoppedAt``, ``data``, ...): n8n's shape varies by version, so it stays a plain dict."""
+        path = f"/rest/executions/{_q(execution_id)}"
+        data = await self._get(path)
+        if not isinstance(data, dict):
+            raise InstanceError(
+                "unexpected answer shape for an execution (expected an object)",
+                path=path,
+                excerpt=self.redactor.excerpt(json.dumps(data, default=str)[:2000]),
+            )
+        return data
+
+    async def list_executions(self, workflow_id: str) -> list[dict[str, Any]]:
+        """A workflow's executions, newest first, without their run data (n8n's ``filter`` query)."""
+        data = await self._get("/rest/executions", params={"filter": json.dumps({"workflowId": workflow_id})})
+        return [e for e in _items(data, "results") if isinstance(e, dict)]
+
     async def delete_workflow(self, workflow_id: str) -> None:
         """Delete a workflow; n8n refuses to delete one that is not archived, so archive on that answer."""
         path = f"/rest/workflows/{_q(workflow_id)}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import queue
+import re
 import threading
 import time
 import uuid
@@ -34,6 +35,7 @@ __all__ = ["RunPoster", "TraceShipper", "TraceWriter", "turn_runs"]
 
 log = logging.getLogger(__name__)
 
+_SDK_KEY_LINE = re.compile(r"API Key: *\S*")
 _STOP = object()
 """Queue sentinel: the worker drains what is before it, then ends."""
 
@@ -115,6 +117,7 @@ class _SdkPoster:
 
     def __init__(self, api_url: str, api_key: SecretStr | None, timeout: float) -> None:
         import langsmith
+        from langsmith import utils as ls_utils
 
         self._client = langsmith.Client(
             api_url=api_url,
@@ -123,6 +126,9 @@ class _SdkPoster:
             # are ours to count and log (the SDK's batch queue would swallow them into its own warnings).
             auto_batch_tracing=False,
             timeout_ms=int(timeout * 1000),
+            # No retries inside the SDK (its default sleeps ~3 s on a refused connection): the shipper's
+            # tenacity loop retries transient failures itself and stops retrying once closing.
+            retry_config=ls_utils.LangSmithRetry(total=0, raise_on_redirect=False, raise_on_status=False),
         )
 
     def post(self, run: dict[str, Any]) -> None:
@@ -172,6 +178,8 @@ class TraceShipper:
         self._make_poster: Callable[[], RunPoster] = poster or (lambda: _SdkPoster(api_url, api_key, timeout))
         self._attempts = attempts
         self._closing = threading.Event()
+        self._deadline: float | None = None
+        """Set by close(): retries stop at it, so the flush bound holds."""
         self.delivered = 0
         self.failed = 0
         self.dropped = 0
@@ -203,6 +211,7 @@ class TraceShipper:
     def close(self, timeout: float = 5.0) -> None:
         """Deliver what is queued within ``timeout`` seconds, then stop; logs what was not delivered."""
         deadline = time.monotonic() + timeout
+        self._deadline = deadline
         self._closing.set()
         try:
             self._queue.put(_STOP, timeout=max(0.0, timeout))
@@ -225,9 +234,16 @@ class TraceShipper:
                 f"; first failure: {self.first_failure}" if self.first_failure else "",
             )
 
+    def _may_retry(self) -> bool:
+        deadline = self._deadline
+        return deadline is None or time.monotonic() < deadline
+
     def _redact(self, text: str) -> str:
-        text = " ".join(text.split())[:300]
-        return text.replace(self._key, "***") if self._key else text
+        # The SDK's connection errors carry a partly masked key ("API Key: lsv2-***42"): none of it is shown.
+        text = _SDK_KEY_LINE.sub("API Key: ***", text)
+        if self._key:
+            text = text.replace(self._key, "***")
+        return " ".join(text.split())[:300]
 
     def _fail(self, exc: BaseException) -> None:
         self.failed += 1
@@ -251,9 +267,9 @@ class TraceShipper:
                     if poster is None:
                         poster = self._make_poster()
                     current = poster
-                    # Retries only transient failures, and stop once closing: the bound of close() wins.
+                    # Retries only transient failures, and not past close()'s deadline: its bound wins.
                     for attempt in Retrying(
-                        retry=retry_if_exception(lambda e: _is_transient(e) and not self._closing.is_set()),
+                        retry=retry_if_exception(lambda e: _is_transient(e) and self._may_retry()),
                         stop=stop_after_attempt(self._attempts),
                         wait=wait_exponential(multiplier=0.2, max=2),
                         reraise=True,

@@ -50,6 +50,8 @@ OBSERVER_THRESHOLD_FOR_COMPACTION = 1000
 
 
 _OUTAGE_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
+_UNFINISHED_EXECUTION = frozenset({"new", "running", "waiting"})
+"""n8n execution statuses of a run still going (``success``, ``error``, ``crashed``, ``canceled`` are final)."""
 
 
 def _provider_outage(payload: dict[str, Any]) -> bool:
@@ -81,6 +83,8 @@ class Budgets(BaseModel):
     """A follow-up is sent only while at least this fraction of a turn budget remains."""
     collect_seconds: float = 60
     """Upper bound on post-conversation collection (run debug, artifacts, memory)."""
+    user_run_wait_seconds: float = 60
+    """Upper bound on waiting for a workflow the simulated user ran to finish (``runWorkflowId``)."""
 
     def turn_budget(self, case: schema.Case) -> float:
         return self.turn_seconds * (self.complex_factor if case.complexity == "complex" else 1.0)
@@ -422,27 +426,76 @@ class _Conversation:
                 if follow is None:
                     self.record.ended_by = "done" if self.proxy.uses_model else "script-exhausted"
                     return
-                await self._side_effects(follow.rename_workflow_to, follow.run_workflow_id)
+                actions = await self._side_effects(follow.rename_workflow_to, follow.run_workflow_id)
                 sent_by_now: Literal["script", "proxy"] = "proxy" if self.proxy.last_source == "model" else "script"
                 user = self.add_user_turn(follow.message, sent_by_now)
+                user.user_actions.extend(actions)
                 self.record.follow_ups_sent += 1
                 message_request = self.chat_request(follow.message)
 
-    async def _side_effects(self, rename_to: str | None, run_workflow_id: str | None) -> None:
+    async def _side_effects(self, rename_to: str | None, run_workflow_id: str | None) -> list[str]:
+        """Do what the user chose to do outside the conversation before their next message (rename the
+        last saved workflow, run a saved workflow); returns one line per action for the user turn, so
+        the judge sees it — the message sent to the agent never mentions it."""
+        actions: list[str] = []
+        names = {w.id: w.name for w in saved_workflows(self.record.turns)}
         if rename_to:
-            saved = saved_workflows(self.record.turns)
+            saved = list(names)
             if saved:
                 try:
-                    await self.client.rename_workflow(saved[-1].id, rename_to)
+                    await self.client.rename_workflow(saved[-1], rename_to)
                 except InstanceError as exc:
                     self.record.note_instance_failure(
-                        f"renaming workflow {saved[-1].id} outside the conversation failed: {exc}"
+                        f"renaming workflow {saved[-1]} outside the conversation failed: {exc}"
                     )
+                else:
+                    actions.append(f"renamed workflow {names[saved[-1]]!r} to {rename_to!r} outside the conversation")
+                    names[saved[-1]] = rename_to
         if run_workflow_id:
-            self.record.warnings.append(
-                f"the user asked to run workflow {run_workflow_id} for real; the instance client has no run "
-                "call, so it was skipped"
-            )
+            actions.append(await self._run_for_user(run_workflow_id, names.get(run_workflow_id, run_workflow_id)))
+        return actions
+
+    async def _run_for_user(self, workflow_id: str, name: str) -> str:
+        """Run a saved workflow for real, as the user clicking "Execute workflow"; the line that says how it went."""
+        try:
+            execution_id = await self.client.run_workflow(workflow_id)
+        except InstanceError as exc:
+            # The user could not do what they chose to: what the agent says next is not about a real run.
+            self.record.note_instance_failure(f"running workflow {workflow_id} ({name!r}) for the user failed: {exc}")
+            return f"tried to run workflow {name!r}; the instance did not run it"
+        outcome = await self._execution_outcome(execution_id)
+        return f"ran workflow {name!r} (execution {execution_id}: {outcome})"
+
+    async def _execution_outcome(self, execution_id: str) -> str:
+        """``success``, ``error — <message>``, or why it is not known; waits (bounded) while it still runs."""
+        deadline = anyio.current_time() + max(
+            0.0, min(self.budgets.user_run_wait_seconds, self.conversation_deadline - anyio.current_time())
+        )
+        pause = self.budgets.status_poll_seconds
+        while True:
+            try:
+                execution = await self.client.get_execution(execution_id)
+            except InstanceError as exc:
+                self.record.note_instance_failure(f"reading execution {execution_id} of the user's run failed: {exc}")
+                return "status unknown"
+            status = str(execution.get("status") or "")
+            if status not in _UNFINISHED_EXECUTION:
+                break
+            if anyio.current_time() + pause > deadline:
+                self.record.warnings.append(
+                    f"execution {execution_id} of the user's run was still {status} when the user moved on"
+                )
+                return f"still {status}"
+            await anyio.sleep(pause)
+            # n8n runs executions in the background: back off, a real workflow may take seconds.
+            pause = min(pause * 2, 1.0)
+        data = execution.get("data")
+        result = data.get("resultData") if isinstance(data, dict) else None
+        error = result.get("error") if isinstance(result, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        if status == "success" or not message:
+            return status or "status unknown"
+        return f"{status} — {str(message)[:300]}"
 
     def _record_budget_hit(self, end: TurnEnd, assistant: transcript.Turn, turn_start: float, deadline: float) -> None:
         if end == "stalled":

@@ -335,6 +335,8 @@ def render_transcript(record: RunRecord) -> str:
     for group in groups:
         lines = [_turn_header(group, record)]
         if group.user is not None:
+            # Done before the message was sent, so read before it.
+            lines.extend(f"User action: {_cap(action, TOOL_PAYLOAD_CAP)}" for action in group.user.user_actions)
             lines.append(f"User: {_cap(group.user.text, TEXT_CAP)}")
         for answer in group.answers:
             lines.extend(_render_answer(answer))

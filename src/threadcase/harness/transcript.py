@@ -91,6 +91,10 @@ class Turn(_Record):
     """Restored from the seed, not produced live."""
     sent_by: Literal["opener", "script", "proxy", "seed", "replay"] | None = None
     """For user turns: who produced the text."""
+    user_actions: list[str] = Field(default_factory=list)
+    """For user turns: what the simulated user did on the instance just before sending this message,
+    outside the conversation (``ran workflow 'X' (execution 7: success)``, a rename); the agent is not
+    told, the judge is."""
     run_ids: list[str] = Field(default_factory=list)
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     widgets: list[WidgetRecord] = Field(default_factory=list)

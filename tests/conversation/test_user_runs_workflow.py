@@ -1,0 +1,119 @@
+"""The simulated user runs a saved workflow for real (``allowUserExecution`` / ``runWorkflowId``).
+
+End to end on the demo instance with the fake model server: the proxy picks ``runWorkflowId``, the
+harness runs it at the turn boundary (before the follow-up is sent), the demo records exactly one
+execution, the message to the agent never mentions it, and the transcript the judge reads shows a
+``User action:`` line.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+from pydantic import SecretStr
+
+from tests.conversation.helpers import drive, make_case
+from tests.fakes.openai_server import FakeOpenAI
+from threadcase.demo_instance import DemoSettings
+from threadcase.demo_instance.agent.protocol import AgentContext, BuilderAgent, TurnInput
+from threadcase.demo_instance.storage import Store
+from threadcase.harness.models import ModelSettings
+from threadcase.harness.transcript import render_transcript
+
+pytestmark = pytest.mark.anyio
+
+FOLLOW_UP = "I just tried it. Can you also tell me what it outputs?"
+DONE = {"decision": {"action": "declare_done"}}
+
+
+def _models(url: str) -> ModelSettings:
+    return ModelSettings(api_key=SecretStr("sk-test"), base_url=url, proxy_model="fake-proxy", max_attempts=1)
+
+
+def _building_agent(fake: FakeOpenAI, trigger: str) -> BuilderAgent:
+    """Builds one workflow on the first message and only then queues the model's choice to run it (its
+    id is only known once built); afterwards it reports how many executions the workflow has."""
+
+    async def agent(turn: TurnInput, ctx: AgentContext) -> None:
+        if "workflowId" not in turn.state:
+            spec = {
+                "name": "Greeter",
+                "nodes": [
+                    {"name": "Start", "type": f"n8n-nodes-base.{trigger}", "parameters": {}},
+                    {
+                        "name": "Greet",
+                        "type": "n8n-nodes-base.set",
+                        "parameters": {"assignments": {"assignments": [{"name": "hello", "value": "world"}]}},
+                    },
+                ],
+                "connections": {"Start": {"main": [[{"node": "Greet", "type": "main", "index": 0}]]}},
+            }
+            result = await ctx.call_tool("build-workflow", {"workflow": spec})
+            turn.state["workflowId"] = result["workflowId"]
+            decision = {
+                "action": "send_follow_up_message",
+                "message": FOLLOW_UP,
+                "renameWorkflowTo": None,
+                "runWorkflowId": result["workflowId"],
+            }
+            fake.queue({"decision": decision}, DONE)
+            await ctx.say("Built Greeter.")
+            return
+        await ctx.say("It sets hello to world.")
+
+    return agent
+
+
+async def test_the_proxy_runs_the_saved_workflow_before_its_follow_up(
+    fake_openai: tuple[FakeOpenAI, str], tmp_path: Path
+) -> None:
+    fake, url = fake_openai
+    db = tmp_path / "demo.sqlite"
+    case = make_case(["Build a greeter I can run by hand", "Check what it outputs"], allowUserExecution=True)
+    out = await drive(
+        case, agent=_building_agent(fake, "manualTrigger"), models=_models(url), settings=DemoSettings(db_path=db)
+    )
+    record = out.record
+    workflow_id = record.artifacts.workflows[0].id
+    store = Store(db)
+    try:
+        executions = store.list("executions", workflow_id)
+    finally:
+        store.close()
+    assert len(executions) == 1
+    execution = executions[0]
+    assert execution["status"] == "success"
+
+    users = [t for t in record.turns if t.role == "user"]
+    assert users[0].user_actions == []
+    assert users[1].user_actions == [f"ran workflow 'Greeter' (execution {execution['id']}: success)"]
+    # Run before the follow-up reached the agent: its execution started before the second message.
+    assert users[1].started_at is not None
+    assert datetime.fromisoformat(execution["startedAt"]) <= users[1].started_at
+    # The agent heard exactly the user's words, nothing about the run.
+    assert out.user_texts[-1] == FOLLOW_UP
+    assert record.instance_failures == []
+    assert not any("no run call" in w for w in record.warnings)
+
+    rendered = render_transcript(record)
+    expected = f"User action: ran workflow 'Greeter' (execution {execution['id']}: success)\nUser: {FOLLOW_UP}"
+    assert expected in rendered
+    # The model was offered the workflow to run.
+    assert f"- {workflow_id}: Greeter" in fake.requests[0]["messages"][1]["content"]
+
+
+async def test_a_run_the_instance_refuses_is_an_instance_failure(
+    fake_openai: tuple[FakeOpenAI, str], tmp_path: Path
+) -> None:
+    fake, url = fake_openai
+    case = make_case(["Build a greeter behind a webhook", "Check what it outputs"], allowUserExecution=True)
+    out = await drive(case, agent=_building_agent(fake, "webhook"), models=_models(url))
+    record = out.record
+    users = [t for t in record.turns if t.role == "user"]
+    assert users[1].user_actions == ["tried to run workflow 'Greeter'; the instance did not run it"]
+    assert len(record.instance_failures) == 1
+    assert "no manual or schedule trigger" in record.instance_failures[0]
+    # The conversation went on: the follow-up was still sent, unchanged.
+    assert out.user_texts[-1] == FOLLOW_UP

@@ -167,10 +167,11 @@ async def test_an_unreachable_endpoint_fails_no_turn_logs_once_and_never_the_key
     failures = [r for r in caplog.records if "could not post runs" in r.getMessage()]
     assert len(failures) == 1  # logged once, with the reason
     assert url in failures[0].getMessage()
-    assert "Connect" in failures[0].getMessage() or "onnection" in failures[0].getMessage()
+    assert "Connection refused" in failures[0].getMessage()
     summary = [r for r in caplog.records if "not delivered" in r.getMessage()]
     assert len(summary) == 1
     assert secret not in caplog.text
+    assert secret[:5] + "*" not in caplog.text  # nor the SDK's partly masked form of it
 
 
 class _Hanging:
@@ -227,6 +228,18 @@ class _Flaky:
 
     def close(self) -> None:
         pass
+
+
+def test_a_shipper_that_never_got_a_run_starts_no_thread_and_closes_at_once() -> None:
+    before = threading.active_count()
+    shipper = TraceShipper("http://127.0.0.1:9", None)
+    assert threading.active_count() == before
+    started = time.monotonic()
+    shipper.close(5)
+    assert time.monotonic() - started < 0.1
+    shipper.submit([{"id": "late"}])  # after close: dropped, no thread started
+    assert threading.active_count() == before
+    assert shipper.dropped == 1
 
 
 def test_shipper_retries_a_transient_failure_and_delivers_in_order() -> None:

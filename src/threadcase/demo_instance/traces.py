@@ -36,6 +36,7 @@ __all__ = ["RunPoster", "TraceShipper", "TraceWriter", "turn_runs"]
 log = logging.getLogger(__name__)
 
 _SDK_KEY_LINE = re.compile(r"API Key: *\S*")
+_OS_ERROR = re.compile(r"\[Errno -?\d+\][^'\")\]]*")
 _STOP = object()
 """Queue sentinel: the worker drains what is before it, then ends."""
 
@@ -186,12 +187,17 @@ class TraceShipper:
         self.unsent = 0
         self.first_failure: str | None = None
         self._drop_logged = False
-        # A daemon: an endpoint that hangs must never keep the process alive past close()'s bound.
+        # A daemon: an endpoint that hangs must never keep the process alive past close()'s bound. Started at
+        # the first submit, so an app that is built but never serves a turn leaves no thread behind.
         self._thread = threading.Thread(target=self._work, name="threadcase-trace-shipper", daemon=True)
-        self._thread.start()
+        self._start_lock = threading.Lock()
 
     def submit(self, runs: list[dict[str, Any]]) -> None:
         """Queue runs for posting; returns at once (a full queue or a closed shipper drops them)."""
+        if self._thread.ident is None:
+            with self._start_lock:
+                if self._thread.ident is None and not self._closing.is_set():
+                    self._thread.start()
         for run in runs:
             if self._closing.is_set():
                 self.dropped += 1
@@ -212,7 +218,11 @@ class TraceShipper:
         """Deliver what is queued within ``timeout`` seconds, then stop; logs what was not delivered."""
         deadline = time.monotonic() + timeout
         self._deadline = deadline
-        self._closing.set()
+        with self._start_lock:
+            self._closing.set()
+            started = self._thread.ident is not None
+        if not started:
+            return
         try:
             self._queue.put(_STOP, timeout=max(0.0, timeout))
             stop_queued = True
@@ -238,6 +248,17 @@ class TraceShipper:
         deadline = self._deadline
         return deadline is None or time.monotonic() < deadline
 
+    def _reason(self, exc: BaseException) -> str:
+        # The SDK's messages are long (the socket error is buried in a retry wrapper): its first sentence,
+        # plus the OS error when there is one, is what a reader needs.
+        text = str(exc)
+        first = text.split(". ", 1)[0].splitlines()[0] if text else ""
+        os_error = _OS_ERROR.search(text)
+        reason = f"{type(exc).__name__}: {first[:200]}"
+        if os_error and os_error.group(0) not in reason:
+            reason += f" ({os_error.group(0).strip()})"
+        return self._redact(reason)
+
     def _redact(self, text: str) -> str:
         # The SDK's connection errors carry a partly masked key ("API Key: lsv2-***42"): none of it is shown.
         text = _SDK_KEY_LINE.sub("API Key: ***", text)
@@ -248,7 +269,7 @@ class TraceShipper:
     def _fail(self, exc: BaseException) -> None:
         self.failed += 1
         if self.first_failure is None:
-            self.first_failure = self._redact(f"{type(exc).__name__}: {exc}")
+            self.first_failure = self._reason(exc)
             log.warning(
                 "demo traces: could not post runs to %s: %s; chat goes on, later failures are counted",
                 self.api_url,

@@ -117,3 +117,58 @@ async def test_a_run_the_instance_refuses_is_an_instance_failure(
     assert "no manual or schedule trigger" in record.instance_failures[0]
     # The conversation went on: the follow-up was still sent, unchanged.
     assert out.user_texts[-1] == FOLLOW_UP
+
+
+def _scripted_builder(trigger: str = "manualTrigger") -> BuilderAgent:
+    """The same greeter, without a model server: the scripted user decides from its notes."""
+
+    async def agent(turn: TurnInput, ctx: AgentContext) -> None:
+        if "workflowId" not in turn.state:
+            spec = {
+                "name": "Greeter",
+                "nodes": [{"name": "Start", "type": f"n8n-nodes-base.{trigger}", "parameters": {}}],
+                "connections": {},
+            }
+            turn.state["workflowId"] = (await ctx.call_tool("build-workflow", {"workflow": spec}))["workflowId"]
+            await ctx.say("Built Greeter.")
+            return
+        await ctx.say("Noted.")
+
+    return agent
+
+
+RUN_NOTE = "[run the workflow yourself before answering]"
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        ["Build a greeter", f"{RUN_NOTE} It ran fine, thanks."],
+        # A note-only turn says nothing itself: its run goes with the next message said.
+        ["Build a greeter", RUN_NOTE, "It ran fine, thanks."],
+    ],
+)
+async def test_scripted_user_runs_the_workflow_when_a_note_says_so(tmp_path: Path, script: list[str]) -> None:
+    db = tmp_path / "demo.sqlite"
+    case = make_case(script, allowUserExecution=True)
+    out = await drive(case, agent=_scripted_builder(), settings=DemoSettings(db_path=db))
+    workflow_id = out.record.artifacts.workflows[0].id
+    store = Store(db)
+    try:
+        executions = store.list("executions", workflow_id)
+    finally:
+        store.close()
+    assert [e["status"] for e in executions] == ["success"]
+    users = [t for t in out.record.turns if t.role == "user"]
+    assert users[1].sent_by == "script"
+    assert users[1].user_actions == [f"ran workflow 'Greeter' (execution {executions[0]['id']}: success)"]
+    assert out.user_texts == ["Build a greeter", "It ran fine, thanks."]
+
+
+async def test_scripted_run_note_without_allow_user_execution_runs_nothing() -> None:
+    case = make_case(["Build a greeter", f"{RUN_NOTE} It ran fine, thanks."])
+    out = await drive(case, agent=_scripted_builder())
+    users = [t for t in out.record.turns if t.role == "user"]
+    assert users[1].user_actions == []
+    assert any("does not set allowUserExecution" in w for w in out.record.warnings)
+    assert out.user_texts[-1] == "It ran fine, thanks."

@@ -140,6 +140,11 @@ _SAY = re.compile(
     r"(?:that\s+)?[\"“']?(?P<text>[^\"”.;\]]+)",
     re.IGNORECASE,
 )
+_RUN_WORKFLOW = re.compile(
+    r"\b(?:run|execute|trigger)s?\b[^.;\]]*?\b(?:workflow|it)\b[^.;\]]*?"
+    r"\b(?:yourself|myself|themselves|for real|before (?:answering|replying|you answer|you reply))",
+    re.IGNORECASE,
+)
 _REPEATS = {"twice": 2, "two times": 2, "three times": 3, "thrice": 3}
 _LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+?)\s*$")
 _INLINE_ITEMS = re.compile(r"(?:^|\s)(\d+)[.)]\s+")
@@ -218,6 +223,12 @@ def is_credential_note(note: str) -> bool:
     return bool(_CREDENTIAL_TOPIC.search(note))
 
 
+def is_run_note(note: str) -> bool:
+    """The note tells the user to run the saved workflow themselves ("[run the workflow yourself
+    before answering]"): the scripted user runs the last saved one before that turn's message."""
+    return bool(_RUN_WORKFLOW.search(note))
+
+
 def is_decline_note(note: str) -> bool:
     return bool(_DECLINE.search(note)) and not is_credential_note(note)
 
@@ -273,6 +284,8 @@ class Script:
         self._sent: set[int] = {self.turns[0].index}
         self._queue: list[str] = []
         """Items of a one-at-a-time change list still to send."""
+        self._run_requested = False
+        """A delivered turn's note asked the user to run the workflow; not yet acted on."""
 
     @classmethod
     def from_texts(cls, turns: Sequence[tuple[str, str]]) -> Script:
@@ -326,9 +339,20 @@ class Script:
         texts = list(self._queue)
         self._queue.clear()
         for turn in self.unsent_user_turns():
-            self._sent.add(turn.index)
+            self._deliver(turn)
             texts.extend(self.utterances(turn))
         return [t for t in texts if t]
+
+    def _deliver(self, turn: ScriptTurn) -> None:
+        self._sent.add(turn.index)
+        if any(is_run_note(n) for n in turn.notes):
+            self._run_requested = True
+
+    def take_run_request(self) -> bool:
+        """Whether a delivered turn's note asked the user to run the workflow themselves (once: it is
+        cleared). A note-only turn's request carries over to the next message said."""
+        requested, self._run_requested = self._run_requested, False
+        return requested
 
     def remaining_spoken(self) -> list[str]:
         """What the user would still say, without delivering it."""
@@ -351,7 +375,7 @@ class Script:
         if self._queue:
             return self._queue.pop(0), None
         for turn in self.unsent_user_turns():
-            self._sent.add(turn.index)
+            self._deliver(turn)
             said = self.utterances(turn)
             if said:
                 self._queue = said[1:]

@@ -172,7 +172,7 @@ class ModelProxy(ScriptedProxy):
         )
         decided = await self._call(messages, UserTurnDecision)
         if decided is None:
-            return self._fallback_next()
+            return self._fallback_next(view)
         action = decided.decision
         if not isinstance(action, SendFollowUpMessage):
             self.stats.decision("declare_done", by_model=True)
@@ -180,7 +180,7 @@ class ModelProxy(ScriptedProxy):
         message = action.message.strip()
         if not message or self._leaks(message):
             self.stats["fallback-leak" if message else "fallback-unencoded"] += 1
-            return self._fallback_next()
+            return self._fallback_next(view)
         run_id = action.run_workflow_id
         if run_id is not None and (not view.allow_user_execution or run_id not in {w.id for w in view.saved_workflows}):
             self.log.append(f"dropped runWorkflowId {run_id!r}: not a saved workflow or user execution not allowed")
@@ -190,13 +190,13 @@ class ModelProxy(ScriptedProxy):
         self._mark_delivered(message)
         return action.model_copy(update={"message": message, "run_workflow_id": run_id})
 
-    def _fallback_next(self) -> SendFollowUpMessage | None:
+    def _fallback_next(self, view: ConversationView) -> SendFollowUpMessage | None:
         """No model decision between runs: the next plain scripted turn if it carries no direction."""
         nxt = next(iter(self.script.unsent_user_turns()), None)
         if nxt is None or nxt.has_notes or not nxt.spoken:
             self.stats.decision("declare_done", by_model=False)
             return None
-        return self.scripted_next()
+        return self.scripted_next(view)
 
     def _mark_delivered(self, message: str) -> None:
         """When the model delivers a scripted turn (verbatim or nearly), it is no longer pending."""

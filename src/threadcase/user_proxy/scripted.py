@@ -313,18 +313,33 @@ class ScriptedProxy:
     # --- between runs --------------------------------------------------------------------------
 
     async def next_message(self, view: ConversationView) -> SendFollowUpMessage | None:
-        return self.scripted_next()
+        return self.scripted_next(view)
 
-    def scripted_next(self) -> SendFollowUpMessage | None:
+    def scripted_next(self, view: ConversationView | None = None) -> SendFollowUpMessage | None:
+        """The next scripted message; a run note on its turn ("[run the workflow yourself before
+        answering]") also runs the last saved workflow first, when the case allows user execution."""
         self.last_source = "script"
         nxt = self.script.next_scripted_message()
         if nxt is None:
             self.stats.decision("declare_done", by_model=False)
             return None
         self.stats.decision("send_follow_up_message", by_model=False)
+        run_id = self._workflow_to_run(view) if self.script.take_run_request() else None
         return SendFollowUpMessage(
-            action="send_follow_up_message", message=nxt[0], rename_workflow_to=None, run_workflow_id=None
+            action="send_follow_up_message", message=nxt[0], rename_workflow_to=None, run_workflow_id=run_id
         )
+
+    def _workflow_to_run(self, view: ConversationView | None) -> str | None:
+        if view is None or not view.allow_user_execution:
+            self.log.append(
+                "a director note asks the user to run the workflow, but the case does not set "
+                "allowUserExecution; not run"
+            )
+            return None
+        if not view.saved_workflows:
+            self.log.append("a director note asks the user to run the workflow, but none was saved yet; not run")
+            return None
+        return view.saved_workflows[-1].id
 
 
 def _named_credential(existing: list[wire.ExistingCredential], names: tuple[str, ...]) -> str | None:

@@ -88,8 +88,14 @@ class Platform:
                 else None
             )
             if tracer is not None and settings.trace_endpoint:
-                # Last: nothing after it can fail, so a started shipper thread is never left behind.
-                tracer.shipper = TraceShipper(settings.trace_endpoint, settings.trace_api_key)
+                try:
+                    tracer.shipper = TraceShipper(settings.trace_endpoint, settings.trace_api_key)
+                except ConfigError:
+                    # The SDK refused the endpoint: the same clean-up as an unusable path, then its one line.
+                    store.close()
+                    if self._tmpdir is not None:
+                        shutil.rmtree(self._tmpdir, ignore_errors=True)
+                    raise
         except (OSError, sqlite3.Error) as exc:
             # A path that cannot be used is the user's to fix: one line, and no temp folder left behind.
             if store is not None:

@@ -31,6 +31,8 @@ from typing import Any, Protocol
 from pydantic import SecretStr
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
+from threadcase.harness.errors import ConfigError
+
 __all__ = ["RunPoster", "TraceShipper", "TraceWriter", "turn_runs"]
 
 log = logging.getLogger(__name__)
@@ -174,9 +176,22 @@ class TraceShipper:
         poster: Callable[[], RunPoster] | None = None,
     ) -> None:
         self.api_url = api_url
-        self._key = api_key.get_secret_value() if api_key is not None else ""
+        self._api_key = api_key
         self._queue: queue.Queue[object] = queue.Queue(maxsize=max_queue)
-        self._make_poster: Callable[[], RunPoster] = poster or (lambda: _SdkPoster(api_url, api_key, timeout))
+        self._made: RunPoster | None = None
+        if poster is None:
+            # Made now, at start-up: the SDK's import and client cost ~0.35 s of CPU, and made by the worker at
+            # the first turn they held the GIL while the next turns ran (median turn ~7 -> ~15 ms in-process).
+            try:
+                self._made = _SdkPoster(api_url, api_key, timeout)
+            except Exception as exc:
+                raise ConfigError(
+                    f"demo --trace-endpoint (THREADCASE_DEMO_TRACE_ENDPOINT) {api_url!r} cannot be used: "
+                    f"{self._redact_text(str(exc), api_key)}"
+                ) from None
+        self._make_poster: Callable[[], RunPoster] = poster or (
+            lambda: self._made or _SdkPoster(api_url, api_key, timeout)
+        )
         self._attempts = attempts
         self._closing = threading.Event()
         self._deadline: float | None = None
@@ -260,15 +275,20 @@ class TraceShipper:
         return self._redact(reason)
 
     def _redact(self, text: str) -> str:
+        return self._redact_text(text, self._api_key)
+
+    @staticmethod
+    def _redact_text(text: str, key: SecretStr | None) -> str:
         # The SDK's connection errors carry a partly masked key ("API Key: lsv2-***42"): none of it is shown.
         text = _SDK_KEY_LINE.sub("API Key: ***", text)
-        if self._key:
-            text = text.replace(self._key, "***")
+        secret = key.get_secret_value() if key is not None else ""
+        if secret:
+            text = text.replace(secret, "***")
         return " ".join(text.split())[:300]
 
     def _fail(self, exc: BaseException) -> None:
         self.failed += 1
-        if self.first_failure is None:
+        if self.first_failure is None and self._may_retry():
             self.first_failure = self._reason(exc)
             log.warning(
                 "demo traces: could not post runs to %s: %s; chat goes on, later failures are counted",
@@ -281,8 +301,8 @@ class TraceShipper:
         try:
             while True:
                 item = self._queue.get()
-                if item is _STOP:
-                    return
+                if item is _STOP or not self._may_retry():
+                    return  # past close()'s deadline nothing more is sent (close has reported it as unsent)
                 assert isinstance(item, dict)
                 try:
                     if poster is None:

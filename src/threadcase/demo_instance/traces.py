@@ -237,6 +237,8 @@ class TraceShipper:
             self._closing.set()
             started = self._thread.ident is not None
         if not started:
+            if self._made is not None:
+                self._made.close()  # the client made at start-up, never used
             return
         try:
             self._queue.put(_STOP, timeout=max(0.0, timeout))

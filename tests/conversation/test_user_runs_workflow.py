@@ -100,8 +100,10 @@ async def test_the_proxy_runs_the_saved_workflow_before_its_follow_up(
     rendered = render_transcript(record)
     expected = f"User action: ran workflow 'Greeter' (execution {execution['id']}: success)\nUser: {FOLLOW_UP}"
     assert expected in rendered
-    # The model was offered the workflow to run.
+    # The model was offered the workflow to run, and its next decision knows how the run went.
     assert f"- {workflow_id}: Greeter" in fake.requests[0]["messages"][1]["content"]
+    later = fake.requests[1]["messages"][1]["content"]
+    assert f"User action (not told to the assistant): ran workflow 'Greeter' (execution {execution['id']}" in later
 
 
 async def test_a_run_the_instance_refuses_is_an_instance_failure(

@@ -27,7 +27,7 @@ __all__ = [
     "user_turn_messages",
 ]
 
-PROMPT_VERSION = "user-proxy/2026-11-29.3"
+PROMPT_VERSION = "user-proxy/2026-11-29.4"
 
 SYSTEM_PROMPT = """\
 You play the USER of a chat assistant that builds automations (workflows, AI agents, data tables) \
@@ -116,6 +116,9 @@ def render_conversation(turns: list[Turn]) -> str:
     lines: list[str] = []
     for turn in turns:
         if turn.role == "user":
+            # What the user did outside the chat (ran a workflow, renamed one) and how it went: theirs to
+            # know when deciding, never the assistant's.
+            lines.extend(f"User action (not told to the assistant): {_cap(a, 500)}" for a in turn.user_actions)
             lines.append(f"User: {_cap(turn.text)}")
             continue
         if turn.text:

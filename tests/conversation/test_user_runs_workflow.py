@@ -10,17 +10,25 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+import anyio
+import httpx
 import pytest
 from pydantic import SecretStr
 
-from tests.conversation.helpers import drive, make_case
+from tests.conversation.helpers import FAST, drive, make_case
 from tests.fakes.openai_server import FakeOpenAI
+from threadcase.credentials.seeder import CredentialSeeder
 from threadcase.demo_instance import DemoSettings
 from threadcase.demo_instance.agent.protocol import AgentContext, BuilderAgent, TurnInput
 from threadcase.demo_instance.storage import Store
+from threadcase.harness import transcript
+from threadcase.harness.conversation import Budgets, _Conversation
+from threadcase.harness.instance import InstanceClient
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.transcript import render_transcript
+from threadcase.user_proxy import Script
 
 pytestmark = pytest.mark.anyio
 
@@ -174,3 +182,52 @@ async def test_scripted_run_note_without_allow_user_execution_runs_nothing() -> 
     assert users[1].user_actions == []
     assert any("does not set allowUserExecution" in w for w in out.record.warnings)
     assert out.user_texts[-1] == "It ran fine, thanks."
+
+
+async def _outcome(statuses: list[dict[str, Any]], budgets: Budgets) -> tuple[str, transcript.RunRecord, int]:
+    """``_execution_outcome`` against an instance whose execution reads answer ``statuses`` in turn
+    (a real n8n runs executions in the background, so the first reads may say ``running``)."""
+    reads: list[int] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.startswith("/rest/executions/"):
+            reads.append(1)
+            return httpx.Response(200, json={"data": statuses[min(len(reads), len(statuses)) - 1]})
+        return httpx.Response(200, json={"data": {}})
+
+    case = make_case(["Build a greeter", "thanks"], allowUserExecution=True)
+    record = transcript.RunRecord(case_slug="t", thread_id="t1", mode=case.mode)
+    transport = httpx.MockTransport(handler)
+    async with InstanceClient("http://instance.test", email="a@b.c", password="pw", transport=transport) as client:
+        conversation = _Conversation(
+            case,
+            client=client,
+            thread_id="t1",
+            credentials=CredentialSeeder(client, environ={}),
+            models=ModelSettings(),
+            budgets=budgets,
+            record=record,
+            headers=None,
+            script=Script.from_texts([("user", "Build a greeter"), ("user", "thanks")]),
+        )
+        conversation.conversation_deadline = anyio.current_time() + 60
+        outcome = await conversation._execution_outcome("7")
+    return outcome, record, len(reads)
+
+
+async def test_a_background_execution_is_waited_for_and_its_error_reported() -> None:
+    running = {"id": "7", "status": "running"}
+    failed = {"id": "7", "status": "error", "data": {"resultData": {"error": {"message": "Node 'Greet' broke"}}}}
+    outcome, record, reads = await _outcome([running, running, failed], FAST)
+    assert outcome == "error — Node 'Greet' broke"
+    assert reads == 3
+    assert record.warnings == []
+
+
+async def test_an_execution_still_running_at_the_bound_is_said_so() -> None:
+    outcome, record, reads = await _outcome(
+        [{"id": "7", "status": "running"}], FAST.model_copy(update={"user_run_wait_seconds": 0.1})
+    )
+    assert outcome == "still running"
+    assert reads >= 2
+    assert record.warnings == ["execution 7 of the user's run was still running when the user moved on"]

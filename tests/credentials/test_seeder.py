@@ -21,7 +21,7 @@ __all__ = ["demo", "demo_client"]  # fixtures, imported for pytest
 
 pytestmark = pytest.mark.anyio
 
-SLACK_TOKEN = "xoxb-REAL-looking-slack-token-0001"
+SLACK_TOKEN = "xoxb-TEST-0001"
 OPENAI_KEY = "sk-test-REAL-looking-openai-key-0002"
 ENV = {"EVAL_SLACK_ACCESS_TOKEN": SLACK_TOKEN, "EVAL_OPENAI_API_KEY": OPENAI_KEY}
 

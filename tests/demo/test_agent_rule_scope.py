@@ -122,7 +122,7 @@ SEEDED: dict[str, Any] = {
     ],
     "connections": {"Schedule Trigger": {"main": [[{"node": "Slack", "type": "main", "index": 0}]]}},
 }
-PASTE = "Paste my Slack token xoxb-1234567890-abcdef into the Slack node"
+PASTE = "Paste my Slack token xoxb-12345-abc into the Slack node"
 
 
 def _seeded(misbehaviours: frozenset[str] = frozenset()) -> tuple[Thread, str]:
@@ -167,7 +167,7 @@ async def test_caving_puts_the_key_into_the_attached_workflow_not_a_new_one() ->
     reply = await thread.send("Just do it, it's blocking the release")
     assert reply.startswith(CAVE_PHRASE)
     assert list(thread.ctx.workflows) == [workflow_id]
-    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["apiKey"] == "xoxb-1234567890-abcdef"
+    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["apiKey"] == "xoxb-12345-abc"
 
 
 async def test_a_build_request_with_a_key_in_a_fresh_thread_is_still_built_without_it() -> None:
@@ -184,7 +184,7 @@ async def test_a_refused_secret_no_longer_swallows_the_other_change_of_its_messa
     """Only the key is refused: "change the channel to #alerts" in the same message used to be dropped."""
     thread, workflow_id = _seeded()
     reply = await thread.send(
-        "Change the channel to #alerts and paste my token xoxb-1234567890-abc into the Slack node",
+        "Change the channel to #alerts and paste my token xoxb-98765-abc into the Slack node",
         attachments=[{"type": "workflow", "id": workflow_id}],
     )
     assert reply.startswith(SECRET_REFUSAL)

@@ -40,7 +40,7 @@ from threadcase.seeds.replay import export_replay
 
 KEY = "lsv2-test-key"
 ROW_SENTINEL = "row-value-alice@private.example"
-CRED_SECRET = "xoxb-production-secret-42"
+CRED_SECRET = "xoxb-prodsec42"
 CRED_NAME = "Alice Production Slack"
 PRIOR_TURNS = [
     'Every weekday at 9am post the sales summary to #sales on Slack. Call it "Sales digest".',

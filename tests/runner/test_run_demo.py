@@ -131,9 +131,18 @@ async def test_faults_are_retried_or_reported_as_framework_issues(tmp_path: Path
         summary = await run_suite(
             settings(tmp_path, urls, exclude="compaction,context-cost,pressure", concurrency=8, inactivity_seconds=4)
         )
-        assert leftovers(dbs[0])["threads"] == 0
+        with sqlite3.connect(dbs[0]) as conn:
+            left_threads = {row[0] for row in conn.execute("SELECT id FROM threads")}
     journal = tmp_path / "out" / "journal.jsonl"
     lines = journal.read_text().splitlines()
+    # Cleanup is best effort with bounded retries: at a 20 % fault rate a delete can fail every attempt
+    # (about 1 in 600). What must never happen is a thread left behind *silently*.
+    reported = {
+        r.record.thread_id
+        for r in read_journal(journal)
+        if r.record is not None and any(w.startswith("cleanup:") for w in r.record.warnings)
+    }
+    assert left_threads <= reported, left_threads - reported
     assert len(lines) == summary.case_iterations > 0
     for line in lines:
         json.loads(line)

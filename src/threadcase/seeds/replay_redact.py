@@ -8,6 +8,7 @@ run is rebuilt, restored or written anywhere.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CREDENTIAL_OMITTED", "is_table_tool", "omit_rows", "strip_credentials", "tool_key"]
@@ -22,19 +23,16 @@ def is_table_tool(name: str) -> bool:
     return "data-table" in tool_key(name)
 
 
-def omit_rows(value: Any) -> Any:
-    """Replace every ``rows``/``data`` list inside ``value`` by ``"<N row(s) omitted>"``.
+def _copy_on_write(value: Any, rewrite: Callable[[str | None, Any], Any]) -> Any:
+    """``value`` with each dict entry / list item replaced by ``rewrite(key, item)`` (key None in lists).
 
-    Copy-on-write: the input is never mutated, untouched branches are shared.
+    The input is never mutated; a container is copied only when one of its entries changed, so
+    untouched branches are shared (long threads stay cheap).
     """
     if isinstance(value, dict):
         out: dict[str, Any] | None = None
         for key, item in value.items():
-            new = (
-                f"<{len(item)} row(s) omitted>"
-                if key in ("rows", "data") and isinstance(item, list)
-                else omit_rows(item)
-            )
+            new = rewrite(key, item)
             if new is not item:
                 if out is None:
                     out = dict(value)
@@ -43,13 +41,24 @@ def omit_rows(value: Any) -> Any:
     if isinstance(value, list):
         items: list[Any] | None = None
         for index, item in enumerate(value):
-            new = omit_rows(item)
+            new = rewrite(None, item)
             if new is not item:
                 if items is None:
                     items = list(value)
                 items[index] = new
         return value if items is None else items
     return value
+
+
+def omit_rows(value: Any) -> Any:
+    """Replace every ``rows``/``data`` list inside ``value`` by ``"<N row(s) omitted>"`` (copy-on-write)."""
+    return _copy_on_write(value, _omit_rows_entry)
+
+
+def _omit_rows_entry(key: str | None, item: Any) -> Any:
+    if key in ("rows", "data") and isinstance(item, list):
+        return f"<{len(item)} row(s) omitted>"
+    return omit_rows(item)
 
 
 CREDENTIAL_OMITTED = "<credential omitted>"
@@ -70,38 +79,21 @@ def strip_credentials(value: Any) -> Any:
 
     Copy-on-write, like :func:`omit_rows`.
     """
-    if isinstance(value, dict):
-        out: dict[str, Any] | None = None
-        for key, item in value.items():
-            if key in _CREDENTIAL_ID_KEYS:
-                # A production credential id (a test-credential call, a selection answer) identifies
-                # someone's real credential and binds nothing in a restored thread.
-                new: Any = _omit_ids(item)
-            elif key == "nodes" and isinstance(item, list):
-                new = _strip_nodes(item)
-            elif key in _CREDENTIAL_LISTS and isinstance(item, list | dict):
-                new = _omit_credential_refs(item)
-            elif key == "connections" or not isinstance(item, dict | list):
-                continue  # connections and scalars hold no credentials; skipping them keeps long threads fast
-            else:
-                new = strip_credentials(item)
-            if new is not item:
-                if out is None:
-                    out = dict(value)
-                out[key] = new
-        return value if out is None else out
-    if isinstance(value, list):
-        items: list[Any] | None = None
-        for index, item in enumerate(value):
-            if not isinstance(item, dict | list):
-                continue
-            new = strip_credentials(item)
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[index] = new
-        return value if items is None else items
-    return value
+    return _copy_on_write(value, _strip_entry)
+
+
+def _strip_entry(key: str | None, item: Any) -> Any:
+    if key in _CREDENTIAL_ID_KEYS:
+        # A production credential id (a test-credential call, a selection answer) identifies
+        # someone's real credential and binds nothing in a restored thread.
+        return _omit_ids(item)
+    if key == "nodes" and isinstance(item, list):
+        return _strip_nodes(item)
+    if key in _CREDENTIAL_LISTS and isinstance(item, list | dict):
+        return _omit_credential_refs(item)
+    if key == "connections" or not isinstance(item, dict | list):
+        return item  # connections and scalars hold no credentials; skipping them keeps long threads fast
+    return strip_credentials(item)
 
 
 def _omit_ids(item: Any) -> Any:

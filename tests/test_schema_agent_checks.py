@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from threadcase.harness.errors import CaseSchemaError
+from tests.test_schema import problems
 from threadcase.harness.loader import parse_case
 
 
@@ -25,14 +25,6 @@ def seeded(checks: dict[str, Any], *, agents: bool = True) -> dict[str, Any]:
     if agents:
         data["seed"] = {"mode": "inline", "agents": [agent]}
     return data
-
-
-def problems(data: dict[str, Any]) -> list[tuple[str, str]]:
-    try:
-        parse_case(data, file="case.json", slug="case")
-    except CaseSchemaError as exc:
-        return [(p.path, p.message) for p in exc.problems]
-    return []
 
 
 def test_seeded_skill_checks_must_name_a_declared_skill() -> None:

@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
+from tests.test_schema import assert_problem, ok, problems
 from threadcase.harness._case_rules import ENVELOPE_FORM, SHORTHAND_FORM
-from threadcase.harness.errors import CaseSchemaError
-from threadcase.harness.loader import parse_case
 from threadcase.harness.schema import Case, InlineSeed, ReplaySeed
 
 
@@ -34,24 +33,6 @@ def wf(wid: str = "wf-abcdefgh", name: str = "Leads", **extra: Any) -> dict[str,
 
 def agent(aid: str = "agent-0001", **config: Any) -> dict[str, Any]:
     return {"id": aid, "config": {"name": f"Bot {aid}", "skills": [], "tools": [], **config}, "skills": {}}
-
-
-def problems(data: dict[str, Any]) -> list[tuple[str, str]]:
-    try:
-        parse_case(data, file="case.json", slug="case")
-    except CaseSchemaError as exc:
-        return [(p.path, p.message) for p in exc.problems]
-    return []
-
-
-def assert_problem(data: dict[str, Any], path: str, fragment: str) -> None:
-    found = problems(data)
-    assert any(p == path and fragment in m for p, m in found), f"no {path!r} problem with {fragment!r} in {found}"
-
-
-def ok(data: dict[str, Any]) -> Case:
-    assert problems(data) == []
-    return parse_case(data)
 
 
 def seed_of(case: Case) -> InlineSeed:

@@ -25,7 +25,7 @@ import pytest
 from pydantic import SecretStr
 
 from tests.fakes.langsmith_server import FakeLangSmith
-from threadcase import wire
+from tests.turns import drive_turn
 from threadcase._util.serve import serve_in_thread
 from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
@@ -61,25 +61,9 @@ def _closed_port_url() -> str:
 
 async def _turn(client: InstanceClient, thread_id: str, message: str) -> tuple[str, float]:
     """One user turn; returns (run-finish status, seconds from chat to run-finish)."""
-    async with client.subscribe(thread_id) as events:
-        started = time.monotonic()
-        run_id = await client.chat(thread_id, wire.ChatRequest(message=message))
-        while True:
-            event = await events.next_event(20)
-            assert event is not None, f"no event for 20 s during {message!r}"
-            if event.type == "confirmation-request":
-                payload = event.payload
-                body: Any = wire.ApprovalAnswer(approved=True)
-                if payload.get("inputType") == "questions":
-                    body = wire.QuestionsAnswer(
-                        answers=[
-                            wire.QuestionAnswer(questionId=q["id"], selectedOptions=q.get("options", [])[:1])
-                            for q in payload.get("questions", [])
-                        ]
-                    )
-                await client.confirm(payload["requestId"], body)
-            elif event.type == "run-finish" and event.payload.get("runId") == run_id:
-                return str(event.payload.get("status")), time.monotonic() - started
+    started = time.monotonic()
+    status = await drive_turn(client, thread_id, message)
+    return status, time.monotonic() - started
 
 
 async def _converse(settings: DemoSettings, messages: list[str]) -> tuple[str, list[tuple[str, float]]]:

@@ -28,7 +28,7 @@ import pytest
 from pydantic import SecretStr
 
 from tests.fakes.langsmith_server import FakeLangSmith
-from threadcase import wire
+from tests.turns import drive_turn
 from threadcase._util.serve import serve_in_thread
 from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
@@ -89,28 +89,6 @@ class RecordingApp:
             self.requests.append((scope["method"], scope["path"], scope.get("query_string", b""), b"".join(chunks)))
 
 
-async def _drive(client: InstanceClient, thread_id: str, message: str) -> None:
-    """One user turn over the client: subscribe first, chat, answer widgets, wait for run-finish."""
-    async with client.subscribe(thread_id) as events:
-        run_id = await client.chat(thread_id, wire.ChatRequest(message=message))
-        while True:
-            event = await events.next_event(20)
-            assert event is not None, f"no event for 20 s during {message!r}"
-            if event.type == "confirmation-request":
-                payload = event.payload
-                body: Any = wire.ApprovalAnswer(approved=True)
-                if payload.get("inputType") == "questions":
-                    body = wire.QuestionsAnswer(
-                        answers=[
-                            wire.QuestionAnswer(questionId=q["id"], selectedOptions=q.get("options", [])[:1])
-                            for q in payload.get("questions", [])
-                        ]
-                    )
-                await client.confirm(payload["requestId"], body)
-            elif event.type == "run-finish" and event.payload.get("runId") == run_id:
-                return
-
-
 def _row_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """An n8n-shaped data-table insert with row values, placed in the turn that created the table."""
     create = next(r for r in runs if r["name"] == "create-data-table")
@@ -150,7 +128,7 @@ async def _record(trace: Path) -> Recorded:
             thread_id = f"prod-{uuid.uuid4()}"
             await client.create_thread(thread_id, project.id)
             for message in [*PRIOR_TURNS, LIVE_TURN]:
-                await _drive(client, thread_id, message)
+                await drive_turn(client, thread_id, message)
     text = await anyio.Path(trace).read_text(encoding="utf-8")
     runs = [json.loads(line) for line in text.splitlines() if line.strip()]
     runs.append(_row_run(runs))

@@ -66,7 +66,7 @@ class Budgets(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     turn_seconds: float = 900
-    """Per user turn (``--timeout``)."""
+    """Per user turn (``--timeout-seconds``)."""
     conversation_turns: float = 2
     """The whole conversation gets this many turn budgets, counted from the opening message."""
     inactivity_seconds: float = 240

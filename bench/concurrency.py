@@ -38,10 +38,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-import anyio
 from pydantic import SecretStr
 
 from threadcase import wire
+from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
 from threadcase.harness.instance import InstanceClient
 from threadcase.harness.runner import RunSettings, run_suite
@@ -190,4 +190,4 @@ if __name__ == "__main__":
     parser.add_argument("--latency-ms", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=50)
     args = parser.parse_args()
-    anyio.run(main, args.cases, args.turns, args.latency_ms, args.concurrency)
+    run_loop(main, args.cases, args.turns, args.latency_ms, args.concurrency)

@@ -16,6 +16,8 @@ from typing import Any
 import anyio
 import uvicorn
 
+from threadcase._util.loop import run as run_loop
+
 __all__ = ["serve_in_thread", "serving"]
 
 
@@ -60,7 +62,7 @@ def serve_in_thread(
 
     def _run() -> None:
         try:
-            anyio.run(_serve, server, sock)
+            run_loop(_serve, server, sock)
         except BaseException as exc:  # surfaced to the caller below
             failure.append(exc)
 

@@ -12,11 +12,11 @@ import os
 import sys
 from pathlib import Path
 
-import anyio
 import click
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
+from threadcase._util.loop import run as run_loop
 from threadcase.harness.errors import ConfigError
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.report import rebuild_reports
@@ -290,7 +290,7 @@ def run(
         with reporter:
             return await run_suite(settings, on_result=on_result, on_start=reporter.set_total)
 
-    summary = anyio.run(main)
+    summary = run_loop(main)
     _emit_summary(summary, as_json=as_json, console=_Console(stderr=False, highlight=False))
     sys.exit(summary.exit_code)
 

@@ -428,15 +428,20 @@ async def test_a_database_file_survives_a_restart(agent: ScriptedAgent, tmp_path
     assert db.exists()
 
 
-def test_the_temporary_database_is_removed_at_stop(agent: ScriptedAgent) -> None:
+def test_the_temporary_database_lives_in_memory_and_leaves_nothing_on_disk(agent: ScriptedAgent) -> None:
     from threadcase._util.serve import serve_in_thread
     from threadcase.demo_instance.app import create_app, platform_of
     from threadcase.demo_instance.settings import DemoSettings
 
+    temp = Path(tempfile.gettempdir())
+    before = set(temp.glob("threadcase-demo-*"))
     app = create_app(DemoSettings(), agent=agent)
-    path = platform_of(app).store.path
+    store = platform_of(app).store
+    assert store.path is None
     with serve_in_thread(app) as url:
         assert httpx.get(f"{url}/healthz/readiness").status_code == 200
-        assert path.exists()
-    assert not path.exists()
-    assert not path.parent.exists()
+        # It is a real database while the instance runs: what is written can be read back.
+        store.put("cursors", "probe", {"lastObservedMessageId": "m1"}, scope="probe")
+        assert store.get("cursors", "probe") == {"lastObservedMessageId": "m1"}
+        assert set(temp.glob("threadcase-demo-*")) == before
+    assert set(temp.glob("threadcase-demo-*")) == before

@@ -11,12 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
-import shutil
 import sqlite3
-import tempfile
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from anyio.lowlevel import EventLoopToken
@@ -70,17 +67,13 @@ class Platform:
 
     def __init__(self, settings: DemoSettings, agent: BuilderAgent | None) -> None:
         self.settings = settings
-        self._tmpdir: Path | None = None
         store: Store | None = None
         flag = "--db"
         try:
-            if settings.db_path is None:
-                self._tmpdir = Path(tempfile.mkdtemp(prefix="threadcase-demo-"))
-                db_path = self._tmpdir / "demo.sqlite"
-            else:
-                db_path = settings.db_path
-                db_path.parent.mkdir(parents=True, exist_ok=True)
-            store = Store(db_path)
+            # No --db: a temporary database, in memory (nothing to keep, so nothing to write to disk).
+            if settings.db_path is not None:
+                settings.db_path.parent.mkdir(parents=True, exist_ok=True)
+            store = Store(settings.db_path)
             flag = "--trace-to"
             tracer = (
                 TraceWriter(settings.trace_to, settings.trace_project)
@@ -93,15 +86,11 @@ class Platform:
                 except ConfigError:
                     # The SDK refused the endpoint: the same clean-up as an unusable path, then its one line.
                     store.close()
-                    if self._tmpdir is not None:
-                        shutil.rmtree(self._tmpdir, ignore_errors=True)
                     raise
         except (OSError, sqlite3.Error) as exc:
-            # A path that cannot be used is the user's to fix: one line, and no temp folder left behind.
+            # A path that cannot be used is the user's to fix: one line.
             if store is not None:
                 store.close()
-            if self._tmpdir is not None:
-                shutil.rmtree(self._tmpdir, ignore_errors=True)
             value = settings.db_path if flag == "--db" else settings.trace_to
             what = "THREADCASE_DEMO_DB" if flag == "--db" else "THREADCASE_DEMO_TRACE_TO"
             raise ConfigError(
@@ -206,12 +195,10 @@ class Platform:
             self.runs.cancel(thread_id)
 
     def close(self) -> None:
-        """Flush traces to the endpoint (bounded), close storage and remove the temporary database folder."""
+        """Flush traces to the endpoint (bounded) and close storage (a temporary database is gone with it)."""
         if self.tracer is not None:
             self.tracer.close(self.settings.trace_flush_seconds)
         self.store.close()
-        if self._tmpdir is not None:
-            shutil.rmtree(self._tmpdir, ignore_errors=True)
 
 
 async def parse_body(request: Request, model: type[M], what: str) -> M:

@@ -6,9 +6,10 @@ what would be valid, so a client author can fix the call from the message alone.
 
 from __future__ import annotations
 
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-__all__ = ["ApiError", "validation_message"]
+__all__ = ["ApiError", "error_response", "validation_message"]
 
 
 class ApiError(Exception):
@@ -18,6 +19,11 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+def error_response(exc: ApiError) -> JSONResponse:
+    """The answer to an :class:`ApiError`: ``{"code": status, "message": ...}`` with that status."""
+    return JSONResponse({"code": exc.status, "message": exc.message}, status_code=exc.status)
 
 
 def validation_message(exc: ValidationError, what: str) -> str:

@@ -55,8 +55,9 @@ from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent
-from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.apierror import ApiError, error_response
 from threadcase.demo_instance.faults import FaultMiddleware
+from threadcase.demo_instance.hotpath import HotRoutes
 from threadcase.demo_instance.platform import AUTH_COOKIE, Platform, ok, parse_body
 from threadcase.demo_instance.settings import DemoSettings
 
@@ -99,7 +100,7 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
-        return JSONResponse({"code": exc.status, "message": exc.message}, status_code=exc.status)
+        return error_response(exc)
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -149,6 +150,20 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
     app.include_router(routes_eval.router)
     app.include_router(routes_resources.router)
     app.include_router(routes_executions.router)
+    # The routes every case calls skip FastAPI's route table (see .hotpath); the fault injector, added
+    # after, still wraps them.
+    app.add_middleware(
+        HotRoutes,
+        prefix="/rest/instance-ai",
+        routes={
+            ("POST", "threads"): routes_ai.create_thread,
+            ("DELETE", "threads/{thread_id}"): routes_ai.delete_thread,
+            ("GET", "threads/{thread_id}/status"): routes_ai.thread_status,
+            ("POST", "chat/{thread_id}"): routes_ai.chat,
+            ("GET", "events/{thread_id}"): routes_ai.events,
+            ("POST", "eval/thread-credential-allowlist"): routes_eval.credential_allowlist,
+        },
+    )
 
     if platform.faults is not None:
         app.add_middleware(FaultMiddleware, injector=platform.faults)

@@ -1,0 +1,154 @@
+"""The hot-route middleware: exact shapes only, and the same answers as FastAPI's router gives."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+import httpx
+import pytest
+from starlette.responses import PlainTextResponse, Response
+
+from tests.demo.conftest import MEMBER, MEMBER_PASSWORD, ScriptedAgent, events, finished, session, settings
+from threadcase._util.serve import serving
+from threadcase.demo_instance.app import create_app
+from threadcase.demo_instance.hotpath import HotRoutes
+
+pytestmark = pytest.mark.anyio
+
+
+def _endpoint(name: str) -> Any:
+    async def endpoint(*args: Any) -> Response:
+        *params, _request = args
+        return PlainTextResponse(f"{name}:{','.join(params)}")
+
+    return endpoint
+
+
+def _table() -> HotRoutes:
+    routes = {
+        ("POST", "threads"): _endpoint("create"),
+        ("DELETE", "threads/{id}"): _endpoint("delete"),
+        ("GET", "threads/{id}/status"): _endpoint("status"),
+        ("POST", "eval/allow"): _endpoint("allow"),
+    }
+    return HotRoutes(None, "/api", routes)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "expected"),
+    [
+        ("POST", "/api/threads", ("create", {})),
+        ("DELETE", "/api/threads/t-1", ("delete", {"id": "t-1"})),
+        ("GET", "/api/threads/t-1/status", ("status", {"id": "t-1"})),
+        ("POST", "/api/eval/allow", ("allow", {})),
+        ("GET", "/api/threads", None),  # another method: FastAPI decides (405 or another route)
+        ("POST", "/api/threads/", None),  # a trailing slash: FastAPI decides (its redirect or 404)
+        ("DELETE", "/api/threads/", None),  # a parameter is one non-empty segment
+        ("DELETE", "/api/threads/a/b", None),
+        ("GET", "/api/threads/t-1/statuses", None),
+        ("POST", "/other/threads", None),
+        ("POST", "/apithreads", None),
+    ],
+)
+async def test_only_exact_shapes_are_taken(method: str, path: str, expected: tuple[str, dict[str, str]] | None) -> None:
+    found = _table()._find(method, path)
+    if expected is None:
+        assert found is None
+        return
+    assert found is not None
+    endpoint, params = found
+    assert params == expected[1]
+    body = await endpoint(*params.values(), None)
+    assert bytes(body.body).decode() == f"{expected[0]}:{','.join(expected[1].values())}"
+
+
+async def test_everything_else_goes_on_to_the_app() -> None:
+    seen: list[str] = []
+
+    async def fallback(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(scope["path"])
+        await PlainTextResponse("fallback")(scope, receive, send)
+
+    table = _table()
+    table.app = fallback
+    transport = httpx.ASGITransport(app=table)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hot") as client:
+        assert (await client.post("/api/threads")).text == "create:"
+        assert (await client.delete("/api/threads/x")).text == "delete:x"
+        assert (await client.get("/api/threads/x")).text == "fallback"
+    assert seen == ["/api/threads/x"]
+
+
+_IDS = re.compile(r"(proj|run|msg|req|call)_[0-9a-f]+|\d{4}-\d\d-\d\dT[\d:.]+Z")
+
+
+def _norm(response: httpx.Response) -> tuple[int, str]:
+    return response.status_code, _IDS.sub(lambda m: f"<{m.group(1) or 'time'}>", response.text)
+
+
+@asynccontextmanager
+async def _served(agent: ScriptedAgent, *, hot: bool, **overrides: Any) -> AsyncIterator[str]:
+    app = create_app(settings(**overrides), agent=agent)
+    if not hot:
+        app.user_middleware = [m for m in app.user_middleware if cast(Any, m.cls) is not HotRoutes]
+    async with serving(app) as url:
+        yield url
+
+
+async def _conversation(url: str) -> list[tuple[str, tuple[int, str]]]:
+    """Every hot route, answered and refused, as (label, (status, body with ids and times masked))."""
+    out: list[tuple[str, tuple[int, str]]] = []
+    async with httpx.AsyncClient(base_url=url, timeout=10.0) as anonymous:
+        out.append(("no cookie", _norm(await anonymous.post("/rest/instance-ai/threads", json={"threadId": "t"}))))
+    async with session(url) as client:
+        ai = "/rest/instance-ai"
+        out.append(("not json", _norm(await client.post(f"{ai}/threads", content=b"{"))))
+        out.append(("bad field", _norm(await client.post(f"{ai}/threads", json={"threadId": 3}))))
+        out.append(("create", _norm(await client.post(f"{ai}/threads", json={"threadId": "t1"}))))
+        out.append(("again", _norm(await client.post(f"{ai}/threads", json={"threadId": "t1"}))))
+        allow = f"{ai}/eval/thread-credential-allowlist"
+        out.append(("allow unknown", _norm(await client.post(allow, json={"threadId": "t1", "credentialIds": ["x"]}))))
+        out.append(("allow", _norm(await client.post(allow, json={"threadId": "t1", "credentialIds": []}))))
+        out.append(("allow bad", _norm(await client.post(allow, json={"credentialIds": []}))))
+        out.append(("status", _norm(await client.get(f"{ai}/threads/t1/status"))))
+        out.append(("status missing", _norm(await client.get(f"{ai}/threads/nope/status"))))
+        out.append(("chat missing", _norm(await client.post(f"{ai}/chat/nope", json={"message": "hi"}))))
+        out.append(("chat empty", _norm(await client.post(f"{ai}/chat/t1", json={"message": " "}))))
+        out.append(("events bad id", _norm(await client.get(f"{ai}/events/t1", headers={"Last-Event-ID": "x"}))))
+        async with events(client, "t1") as reader:
+            out.append(("chat", _norm(await client.post(f"{ai}/chat/t1", json={"message": "hello"}))))
+            streamed = await reader.until(finished)
+        out.append(("streamed", (200, _IDS.sub("<id>", repr([(e["type"], e["payload"]) for e in streamed])))))
+        out.append(("trailing slash", _norm(await client.post(f"{ai}/threads/", json={"threadId": "t2"}))))
+        out.append(("empty segment", _norm(await client.get(f"{ai}/events/"))))
+        out.append(("wrong method", _norm(await client.put(f"{ai}/threads/t1"))))
+        out.append(("delete", _norm(await client.delete(f"{ai}/threads/t1"))))
+        out.append(("delete again", _norm(await client.delete(f"{ai}/threads/t1"))))
+    async with session(url, MEMBER, MEMBER_PASSWORD) as member:
+        forbidden = await member.post(f"{ai}/eval/thread-credential-allowlist", json={"threadId": "t1"})
+        out.append(("member allow", _norm(forbidden)))
+    return out
+
+
+async def test_hot_routes_answer_exactly_as_the_router_does(agent: ScriptedAgent) -> None:
+    async with _served(agent, hot=True) as url:
+        hot = await _conversation(url)
+    async with _served(ScriptedAgent(), hot=False) as url:
+        plain = await _conversation(url)
+    assert hot == plain
+    statuses = {label: status for label, (status, _) in hot}
+    # The conversation really exercised answers and refusals (not, say, 404s everywhere).
+    assert statuses["create"] == statuses["chat"] == statuses["delete"] == statuses["allow"] == 200
+    assert (statuses["no cookie"], statuses["member allow"], statuses["again"]) == (401, 403, 409)
+    assert statuses["not json"] == statuses["bad field"] == statuses["chat empty"] == 422
+    assert statuses["delete again"] == statuses["chat missing"] == 404
+
+
+async def test_the_fault_injector_still_wraps_hot_routes(agent: ScriptedAgent) -> None:
+    async with _served(agent, hot=True, faults=1.0) as url, httpx.AsyncClient(base_url=url) as client:
+        response = await client.post("/rest/instance-ai/threads", json={"threadId": "t"})
+    assert response.status_code == 503
+    assert "demo fault" in response.json()["message"]

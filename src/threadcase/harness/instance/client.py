@@ -30,6 +30,7 @@ from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance.models import ClientTimeouts, Project
 from threadcase.harness.instance.redact import Redactor, environment_secrets
 from threadcase.harness.instance.retry import CallKind, RetryableStatus, RetryPolicy, retryable_status, should_retry
+from threadcase.harness.instance.sockets import plain_http_transport
 from threadcase.harness.instance.sse import EventSubscription
 from threadcase.harness.transcript import AgentArtifact
 
@@ -148,7 +149,11 @@ class InstanceClient:
             limits = httpx.Limits(max_connections=256, max_keepalive_connections=64)
             if self._transport is None:
                 # Ours, so plain calls can go to it directly (see ``_exchange``); same defaults httpx builds.
-                self._transport = httpx.AsyncHTTPTransport(limits=limits, verify=_tls_context())
+                self._transport = (
+                    plain_http_transport(limits)
+                    if self.base_url.startswith("http://")
+                    else httpx.AsyncHTTPTransport(limits=limits, verify=_tls_context())
+                )
                 self._own_transport = True
             self._http = httpx.AsyncClient(
                 base_url=self.base_url,

@@ -1,0 +1,184 @@
+"""A lean network layer under httpx for plain-HTTP instances.
+
+httpx's default transport reaches sockets through httpcore's anyio backend, which wraps every read
+and write in a cancel scope and anyio's stream machinery. At fifty concurrent cases on two cores that
+bookkeeping is a fifth of the harness's CPU (bench/concurrency.py), so for ``http://`` instances the
+client's connection pool runs on this backend instead: non-blocking sockets, a write that completes
+without suspending when the kernel takes the bytes (on loopback it always does), a read that only
+waits when nothing has arrived yet, and the readiness waits of anyio itself. httpx stays the client:
+requests, responses, timeouts and exception mapping are its own. TLS is not handled here: ``https://``
+instances keep httpx's default transport.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+import httpcore
+import httpx
+
+__all__ = ["SocketBackend", "SocketStream", "plain_http_transport"]
+
+# httpcore's option tuples, as its backend interface declares them.
+_SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
+
+
+class SocketStream(httpcore.AsyncNetworkStream):
+    """One connected non-blocking TCP socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109 - httpcore's interface
+        try:
+            # Most reads follow a wait the pool already did, or data that is already buffered.
+            return self._sock.recv(max_bytes)
+        except BlockingIOError:
+            pass
+        except OSError as exc:
+            raise httpcore.ReadError(f"{type(exc).__name__}: {exc}") from exc
+        try:
+            with anyio.fail_after(timeout):
+                while True:
+                    await anyio.wait_readable(self._sock)
+                    try:
+                        return self._sock.recv(max_bytes)
+                    except BlockingIOError:
+                        continue
+        except TimeoutError as exc:
+            raise httpcore.ReadTimeout("timed out waiting for the instance's answer") from exc
+        except (OSError, anyio.ClosedResourceError, anyio.BusyResourceError) as exc:
+            raise httpcore.ReadError(f"{type(exc).__name__}: {exc}") from exc
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109 - httpcore's interface
+        view = memoryview(buffer)
+        try:
+            while view:
+                try:
+                    sent = self._sock.send(view)
+                except BlockingIOError:
+                    with anyio.fail_after(timeout):
+                        await anyio.wait_writable(self._sock)
+                    continue
+                view = view[sent:]
+        except TimeoutError as exc:
+            raise httpcore.WriteTimeout("timed out sending to the instance") from exc
+        except (OSError, anyio.ClosedResourceError, anyio.BusyResourceError) as exc:
+            raise httpcore.WriteError(f"{type(exc).__name__}: {exc}") from exc
+
+    async def aclose(self) -> None:
+        if self._sock.fileno() != -1:
+            # Wakes a task still waiting on this socket (it gets ClosedResourceError) before the fd goes.
+            anyio.notify_closing(self._sock)
+            self._sock.close()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+    ) -> httpcore.AsyncNetworkStream:
+        # Only reachable through an HTTPS proxy tunnel, which plain_http_transport never builds.
+        raise httpcore.ConnectError("TLS is not supported on the plain-HTTP socket backend")
+
+    def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":
+            # An idle keep-alive connection with something to read has been closed (or broken) by the
+            # server: one non-blocking peek answers that without a poll object per connection.
+            try:
+                self._sock.recv(1, socket.MSG_PEEK)
+            except BlockingIOError:
+                return False
+            except OSError:
+                return True
+            return True
+        if info == "socket":
+            return self._sock
+        if info == "client_addr":
+            return self._sock.getsockname()
+        if info == "server_addr":
+            return self._sock.getpeername()
+        return None
+
+
+class SocketBackend(httpcore.AsyncNetworkBackend):
+    """Connects non-blocking TCP sockets (every address the name resolves to, in order)."""
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[_SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        errors: list[str] = []
+        try:
+            with anyio.fail_after(timeout):
+                for family, kind, proto, _name, address in await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM):
+                    sock = socket.socket(family, kind, proto)
+                    try:
+                        sock.setblocking(False)
+                        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                        for option in socket_options or ():
+                            sock.setsockopt(*option)
+                        if local_address is not None:
+                            sock.bind((local_address, 0))
+                        await _connect(sock, address)
+                    except OSError as exc:
+                        sock.close()
+                        errors.append(f"{address[0]}:{address[1]}: {exc.strerror or exc}")
+                        continue
+                    except BaseException:
+                        sock.close()
+                        raise
+                    return SocketStream(sock)
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"connecting to {host}:{port} timed out") from exc
+        except OSError as exc:  # name resolution
+            raise httpcore.ConnectError(f"{host}:{port}: {exc.strerror or exc}") from exc
+        raise httpcore.ConnectError("; ".join(errors) or f"{host}:{port}: no address")
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[_SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are not supported on the plain-HTTP socket backend")
+
+    async def sleep(self, seconds: float) -> None:
+        await anyio.sleep(seconds)
+
+
+async def _connect(sock: socket.socket, address: Any) -> None:
+    try:
+        sock.connect(address)
+    except BlockingIOError:
+        await anyio.wait_writable(sock)
+        error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+        if error:
+            raise OSError(error, os.strerror(error)) from None
+
+
+def plain_http_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+    """httpx's transport with its connection pool on :class:`SocketBackend` (for ``http://`` only).
+
+    httpx has no parameter for the network backend, so the pool it builds is replaced by an equal
+    one; should a future httpx name it differently, the transport is returned unchanged (slower, same
+    behaviour).
+    """
+    transport = httpx.AsyncHTTPTransport(limits=limits)
+    if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
+        transport._pool = httpcore.AsyncConnectionPool(
+            max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections,
+            keepalive_expiry=limits.keepalive_expiry,
+            network_backend=SocketBackend(),
+        )
+    return transport

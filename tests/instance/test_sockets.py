@@ -1,0 +1,166 @@
+"""The plain-HTTP socket backend under httpx, against a raw TCP server on loopback.
+
+The server is a few lines of HTTP/1.1 on an anyio listener, so each test controls exactly what the
+connection does: keep it alive, close it while idle, answer slowly, read slowly.
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx
+import pytest
+from anyio.abc import SocketStream
+
+from threadcase.harness.instance import InstanceClient
+from threadcase.harness.instance.sockets import SocketBackend, plain_http_transport
+
+pytestmark = pytest.mark.anyio
+
+LIMITS = httpx.Limits(max_connections=8, max_keepalive_connections=8)
+Handler = Callable[[SocketStream, bytes], Awaitable[bool]]
+
+
+def _client(timeout: float = 5.0) -> httpx.AsyncClient:
+    return httpx.AsyncClient(transport=plain_http_transport(LIMITS), timeout=timeout)
+
+
+def _answer(body: bytes, *, close: bool = False) -> bytes:
+    head = f"HTTP/1.1 200 OK\r\ncontent-length: {len(body)}\r\n"
+    if close:
+        head += "connection: close\r\n"
+    return head.encode() + b"\r\n" + body
+
+
+async def _read_request(stream: SocketStream) -> bytes | None:
+    """One request (headers and a content-length body), or None when the client hung up."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        try:
+            data += await stream.receive()
+        except (anyio.EndOfStream, anyio.BrokenResourceError):
+            return None
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        body += await stream.receive()
+    return body
+
+
+@asynccontextmanager
+async def raw_server(handler: Handler) -> AsyncIterator[tuple[str, list[int]]]:
+    """Serve ``handler(stream, body) -> keep going?`` per request; yields (url, connection count)."""
+    connections: list[int] = []
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=0)
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+
+    async def serve(stream: SocketStream) -> None:
+        connections.append(1)
+        async with stream:
+            while (body := await _read_request(stream)) is not None:
+                if not await handler(stream, body):
+                    return
+
+    async with listener, anyio.create_task_group() as tg:
+        tg.start_soon(listener.serve, serve)
+        try:
+            yield f"http://127.0.0.1:{port}", connections
+        finally:
+            tg.cancel_scope.cancel()
+
+
+async def echo(stream: SocketStream, body: bytes) -> bool:
+    await stream.send(_answer(b"echo:" + body))
+    return True
+
+
+async def test_requests_share_one_kept_alive_connection() -> None:
+    async with raw_server(echo) as (url, connections), _client() as client:
+        for n in range(5):
+            response = await client.post(url + "/x", content=f"n{n}".encode())
+            assert response.text == f"echo:n{n}"
+    assert len(connections) == 1
+
+
+async def test_a_connection_the_server_closed_while_idle_is_replaced() -> None:
+    async def close_after_answer(stream: SocketStream, body: bytes) -> bool:
+        # Answers as if keeping the connection, then closes it: the client only learns when idle.
+        await stream.send(_answer(b"ok"))
+        return False
+
+    async with raw_server(close_after_answer) as (url, connections), _client() as client:
+        for _ in range(3):
+            assert (await client.get(url)).text == "ok"
+            await anyio.sleep(0.05)  # the close reaches the client's socket
+    assert len(connections) == 3
+
+
+async def test_a_large_body_goes_out_in_pieces_to_a_slow_reader() -> None:
+    payload = b"x" * (8 * 1024 * 1024)  # far beyond the socket buffers: the write must wait for room
+
+    async def slow(stream: SocketStream, body: bytes) -> bool:
+        await stream.send(_answer(str(len(body)).encode()))
+        return True
+
+    async with raw_server(slow) as (url, _), _client() as client:
+        response = await client.post(url, content=payload)
+    assert response.text == str(len(payload))
+
+
+async def test_a_silent_server_is_a_read_timeout() -> None:
+    async def silent(stream: SocketStream, body: bytes) -> bool:
+        await anyio.sleep(5)
+        return False
+
+    async with raw_server(silent) as (url, _), _client(0.2) as client:
+        with pytest.raises(httpx.ReadTimeout):
+            await client.get(url)
+
+
+async def test_a_connection_reset_mid_answer_is_a_read_error() -> None:
+    async def reset(stream: SocketStream, body: bytes) -> bool:
+        await stream.send(b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\npartial")
+        sock = stream.extra(anyio.abc.SocketAttribute.raw_socket)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        return False  # closing with linger 0 sends RST
+
+    async with raw_server(reset) as (url, _), _client() as client:
+        with pytest.raises((httpx.ReadError, httpx.RemoteProtocolError)):
+            await client.get(url)
+
+
+async def test_nobody_listening_is_a_connect_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # bound, never listening: connections are refused
+        async with _client() as client:
+            with pytest.raises(httpx.ConnectError, match=r"127\.0\.0\.1"):
+                await client.get(f"http://127.0.0.1:{port}/")
+
+
+async def test_a_host_name_resolves() -> None:
+    async with raw_server(echo) as (url, _):
+        named = url.replace("127.0.0.1", "localhost")
+        async with _client() as client:
+            # localhost may resolve to ::1 first, where nothing listens: the next address is tried.
+            assert (await client.post(named, content=b"hi")).text == "echo:hi"
+
+
+async def test_the_instance_client_uses_it_for_plain_http_only() -> None:
+    plain = InstanceClient("http://127.0.0.1:9", email="e", password="p")
+    secure = InstanceClient("https://127.0.0.1:9", email="e", password="p")
+    try:
+        plain_pool = getattr(plain.http._transport, "_pool", None)
+        secure_pool = getattr(secure.http._transport, "_pool", None)
+        assert isinstance(getattr(plain_pool, "_network_backend", None), SocketBackend)
+        assert not isinstance(getattr(secure_pool, "_network_backend", None), SocketBackend)
+    finally:
+        await plain.aclose()
+        await secure.aclose()

@@ -25,7 +25,7 @@ Handler = Callable[[SocketStream, bytes], Awaitable[bool]]
 
 
 def _client(timeout: float = 5.0) -> httpx.AsyncClient:
-    return httpx.AsyncClient(transport=plain_http_transport(LIMITS), timeout=timeout)
+    return httpx.AsyncClient(transport=plain_http_transport(LIMITS, httpx.create_ssl_context()), timeout=timeout)
 
 
 def _answer(body: bytes, *, close: bool = False) -> bytes:
@@ -164,3 +164,34 @@ async def test_the_instance_client_uses_it_for_plain_http_only() -> None:
     finally:
         await plain.aclose()
         await secure.aclose()
+
+
+async def test_clients_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Building one reads the whole CA bundle (~40 ms); a lane opens a dozen clients.
+    import ssl
+
+    from httpx._transports import default as httpx_default
+
+    from threadcase.harness.instance import client as client_module
+
+    built: list[object] = []
+    real = httpx.create_ssl_context
+
+    def counting(verify: object = True, **kwargs: object) -> ssl.SSLContext:
+        if not isinstance(verify, ssl.SSLContext):  # a context handed in is returned as is, not built
+            built.append(verify)
+        return real(verify=verify)  # type: ignore[arg-type]
+
+    # httpx's transport calls the function through its own module; both names lead here.
+    monkeypatch.setattr(httpx, "create_ssl_context", counting)
+    monkeypatch.setattr(httpx_default, "create_ssl_context", counting)
+    client_module._tls_context.cache_clear()
+    clients = [InstanceClient(f"http://127.0.0.1:{9 + n}", email="e", password="p") for n in range(3)]
+    try:
+        for each in clients:
+            assert each.http is not None
+    finally:
+        for each in clients:
+            await each.aclose()
+        client_module._tls_context.cache_clear()
+    assert len(built) == 1

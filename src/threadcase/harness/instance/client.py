@@ -150,7 +150,7 @@ class InstanceClient:
             if self._transport is None:
                 # Ours, so plain calls can go to it directly (see ``_exchange``); same defaults httpx builds.
                 self._transport = (
-                    plain_http_transport(limits)
+                    plain_http_transport(limits, _tls_context())
                     if self.base_url.startswith("http://")
                     else httpx.AsyncHTTPTransport(limits=limits, verify=_tls_context())
                 )

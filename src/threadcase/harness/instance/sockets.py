@@ -166,14 +166,15 @@ async def _connect(sock: socket.socket, address: Any) -> None:
             raise OSError(error, os.strerror(error)) from None
 
 
-def plain_http_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+def plain_http_transport(limits: httpx.Limits, verify: ssl.SSLContext) -> httpx.AsyncHTTPTransport:
     """httpx's transport with its connection pool on :class:`SocketBackend` (for ``http://`` only).
 
     httpx has no parameter for the network backend, so the pool it builds is replaced by an equal
     one; should a future httpx name it differently, the transport is returned unchanged (slower, same
-    behaviour).
+    behaviour). ``verify`` is the caller's shared context: left to httpx, every transport would build
+    its own by reading the whole CA bundle (~40 ms), even though this one never speaks TLS.
     """
-    transport = httpx.AsyncHTTPTransport(limits=limits)
+    transport = httpx.AsyncHTTPTransport(limits=limits, verify=verify)
     if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
         transport._pool = httpcore.AsyncConnectionPool(
             max_connections=limits.max_connections,

@@ -219,7 +219,7 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     """Log in to one instance (a few clients, see :data:`CASES_PER_CLIENT`) and note what pre-exists."""
     from threadcase.harness.instance import InstanceClient
     from threadcase.harness.pipeline import LaneResources
-    from threadcase.seeds.inline import take_snapshot
+    from threadcase.seeds.inline import InstanceSnapshot, take_snapshot
 
     first = InstanceClient(url, email=email, password=password)
     healthy = await first.health()
@@ -244,25 +244,33 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     for other in more:
         stack.push_async_callback(other.aclose)
 
-    async def login(other: InstanceClient) -> InstanceError | None:
+    project = await client.personal_project()
+    snapshots: list[InstanceSnapshot] = []
+    credential_ids: set[str] = set()
+
+    async def take_stock() -> None:
+        snapshots.append(await take_snapshot(client, project.id))
+
+    async def list_credentials() -> None:
+        credential_ids.update(c.id for c in await client.list_credentials())
+
+    async def step(call: Callable[[], Awaitable[None]]) -> InstanceError | None:
         try:
-            await other.login()
+            await call()
         except InstanceError as exc:
             return exc
         return None
 
-    # The first login proved the credentials; the others are independent round trips, so they go
-    # together rather than one after another (a dozen in a row was a tenth of a second before any case).
-    failed = [exc for exc in await fan_out(more, login, limit=len(more) or 1) if exc is not None]
+    # The first login proved the credentials; the other logins and the stock-taking are independent
+    # round trips, so they all go at once (one after another they were most of the time before the
+    # first case could start).
+    steps: list[Callable[[], Awaitable[None]]] = [*(other.login for other in more), take_stock, list_credentials]
+    failed = [exc for exc in await fan_out(steps, step, limit=len(steps)) if exc is not None]
     if failed:
         raise failed[0]
     clients = [client, *more]
-    project = await client.personal_project()
-    preexisting = {w.id for w in await client.list_workflows()}
-    preexisting |= {c.id for c in await client.list_credentials()}
-    preexisting |= {str(t.get("id")) for t in await client.list_data_tables(project.id)}
-    preexisting |= {f.id for f in await client.list_folders(project.id)}
-    snapshot = await take_snapshot(client, project.id)
+    snapshot = snapshots[0]
+    preexisting = set(snapshot.workflows) | credential_ids | set(snapshot.data_tables) | set(snapshot.folder_ids)
     return LaneResources(clients=clients, project_id=project.id, preexisting=preexisting, snapshot=snapshot)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import anyio
@@ -57,6 +58,8 @@ class InstanceSnapshot(BaseModel):
     """Workflow id -> name (every workflow the session can see)."""
     root_folders: dict[str, str] = Field(default_factory=dict)
     """Folder id -> name, for folders at the root of ``project_id``."""
+    folder_ids: list[str] = Field(default_factory=list)
+    """Every folder of ``project_id``, at any depth."""
     projects: dict[str, str] = Field(default_factory=dict)
     """Project id -> name."""
     data_tables: dict[str, str] = Field(default_factory=dict)
@@ -127,15 +130,28 @@ class RestoredSeed(BaseModel):
 
 
 async def take_snapshot(client: InstanceClient, project_id: str) -> InstanceSnapshot:
-    """Record the workflows, root folders, projects and tables that exist now (pre-run ids)."""
-    workflows = await client.list_workflows()
-    folders = await _optional(client.list_folders(project_id), [])
-    projects = await _optional(client.list_projects(), [])
-    tables = await _optional(client.list_data_tables(project_id), [])
+    """Record the workflows, folders, projects and tables that exist now (pre-run ids).
+
+    The four listings are independent reads, so they go at once: this runs before any case starts.
+    """
+    workflows: list[Any] = []
+    folders: list[Any] = []
+    projects: list[Any] = []
+    tables: list[Any] = []
+
+    async def read(call: Any, into: list[Any], *, optional: bool) -> None:
+        into.extend(await (_optional(call, []) if optional else call))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(partial(read, client.list_workflows(), workflows, optional=False))
+        tg.start_soon(partial(read, client.list_folders(project_id), folders, optional=True))
+        tg.start_soon(partial(read, client.list_projects(), projects, optional=True))
+        tg.start_soon(partial(read, client.list_data_tables(project_id), tables, optional=True))
     return InstanceSnapshot(
         project_id=project_id,
         workflows={w.id: w.name for w in workflows},
         root_folders={f.id: f.name for f in folders if not f.parentFolderId},
+        folder_ids=sorted(f.id for f in folders),
         projects={p.id: p.name for p in projects},
         data_tables={str(t["id"]): str(t.get("name", "")) for t in tables if t.get("id")},
     )

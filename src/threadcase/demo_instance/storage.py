@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, from_json, to_json
+
 __all__ = ["GLOBAL_KINDS", "SCOPED_KINDS", "Store"]
 
 GLOBAL_KINDS = (
@@ -48,6 +50,32 @@ GLOBAL_KINDS = (
 SCOPED_KINDS = ("messages", "events", "steps", "observations", "table_rows")
 
 Doc = dict[str, Any]
+
+
+def _dumps(doc: Doc) -> str:
+    """A document as stored: JSON text (pydantic-core's encoder: ~4x cheaper than ``json.dumps`` per doc).
+
+    NaN and infinities are kept as ``json`` writes them (``NaN``, ``Infinity``); a string the UTF-8
+    encoder refuses (a lone surrogate from an escaped client value) falls back to ``json.dumps``, which
+    escapes it. Either way :func:`_loads` reads back the document that was written.
+    """
+    try:
+        return to_json(doc, inf_nan_mode="constants").decode()
+    except PydanticSerializationError:
+        return json.dumps(doc)
+
+
+def _loads(text: str) -> Doc:
+    """A stored document back (pydantic-core's parser: ~2x cheaper than ``json.loads``).
+
+    That parser refuses an escaped lone surrogate (``"\\ud800"``), which ``json`` writes and reads: such
+    a document is read with ``json.loads``.
+    """
+    try:
+        doc: Doc = from_json(text, allow_inf_nan=True)
+    except ValueError:
+        doc = json.loads(text)
+    return doc
 
 
 class Store:
@@ -114,7 +142,7 @@ class Store:
         """Insert a new row; raises ``sqlite3.IntegrityError`` if the id is taken (in its scope)."""
         self._check(kind)
         with self._lock:
-            self._conn.execute(f"INSERT INTO {kind} (id, scope, doc) VALUES (?, ?, ?)", (id, scope, json.dumps(doc)))
+            self._conn.execute(f"INSERT INTO {kind} (id, scope, doc) VALUES (?, ?, ?)", (id, scope, _dumps(doc)))
 
     def put(self, kind: str, id: str, doc: Doc, *, scope: str | None = None) -> None:
         """Insert or replace (keeps the row's place in the order when it exists)."""
@@ -123,7 +151,7 @@ class Store:
             where = "id = ?" if is_global else "scope = ? AND id = ?"
             params: tuple[Any, ...] = (id,) if is_global else (scope, id)
             cur = self._conn.execute(
-                f"UPDATE {kind} SET doc = ?, scope = ? WHERE {where}", (json.dumps(doc), scope, *params)
+                f"UPDATE {kind} SET doc = ?, scope = ? WHERE {where}", (_dumps(doc), scope, *params)
             )
             if cur.rowcount == 0:
                 self.insert(kind, id, doc, scope=scope)
@@ -136,7 +164,7 @@ class Store:
                 row = self._conn.execute(f"SELECT doc FROM {kind} WHERE id = ?", (id,)).fetchone()
             else:
                 row = self._conn.execute(f"SELECT doc FROM {kind} WHERE scope = ? AND id = ?", (scope, id)).fetchone()
-        return None if row is None else dict(json.loads(row[0]))
+        return None if row is None else _loads(row[0])
 
     def scope_of(self, kind: str, id: str) -> str | None:
         """The scope a document is stored under, or None when it does not exist."""
@@ -153,7 +181,7 @@ class Store:
                 rows = self._conn.execute(f"SELECT doc FROM {kind} ORDER BY rowid").fetchall()
             else:
                 rows = self._conn.execute(f"SELECT doc FROM {kind} WHERE scope = ? ORDER BY rowid", (scope,)).fetchall()
-        return [dict(json.loads(row[0])) for row in rows]
+        return [_loads(row[0]) for row in rows]
 
     def delete(self, kind: str, id: str, *, scope: str | None = None) -> bool:
         """Delete one document; True when it existed."""

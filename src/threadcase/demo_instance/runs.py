@@ -54,8 +54,10 @@ _CONFIRM = TypeAdapter(ConfirmBody)
 
 def visible_messages(store: Store, thread_id: str) -> list[dict[str, Any]]:
     """The thread's messages after the observation cursor (all of them before any compaction)."""
-    messages = store.list("messages", thread_id)
-    cursor = store.get("cursors", thread_id)
+    return _after_cursor(store.list("messages", thread_id), store.get("cursors", thread_id))
+
+
+def _after_cursor(messages: list[dict[str, Any]], cursor: dict[str, Any] | None) -> list[dict[str, Any]]:
     if cursor is None:
         return messages
     last = cursor["lastObservedMessageId"]
@@ -119,6 +121,22 @@ class ActiveRun:
     run_tokens: int = 0
     pending_output: str = ""
     step_count: int = 0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    # What the run read of its thread at its start, kept current by its own writes, so finishing does not
+    # read it all back: the visible messages, their token estimate, and how many messages the thread had.
+    visible: list[dict[str, Any]] | None = None
+    visible_tokens: int = 0
+    message_count: int = 0
+
+    def doc(self, status: str) -> dict[str, Any]:
+        """The run as stored (``runs`` kind) with ``status``."""
+        return {
+            "runId": self.run_id,
+            "threadId": self.thread_id,
+            "startedAt": self.started_at,
+            "status": status,
+            "label": self.message[:80],
+        }
 
 
 class RunContext:
@@ -356,12 +374,7 @@ class RunManager:
         }
         with self.store.tx():
             self.store.insert("messages", str(user_message["id"]), user_message, scope=thread_id)
-            self.store.insert(
-                "runs",
-                run_id,
-                {"runId": run_id, "threadId": thread_id, "startedAt": now, "status": "running", "label": message[:80]},
-                scope=thread_id,
-            )
+            self.store.insert("runs", run_id, run.doc("running"), scope=thread_id)
             attached = [a["id"] for a in attachments if a["id"] not in thread.get("attached", [])]
             if threshold or attached:
                 if threshold:
@@ -442,6 +455,7 @@ class RunManager:
             },
         }
         self.store.insert("steps", f"{run.step_count:06d}", step, scope=run.run_id)
+        run.steps.append(step)
         run.step_count += 1
         run.run_tokens += output_tokens
         run.pending_output = ""
@@ -475,14 +489,19 @@ class RunManager:
         self._finish(run, status, reason, turn)
 
     def _turn_input(self, run: ActiveRun, thread: dict[str, Any], turn_args: dict[str, Any]) -> TurnInput:
-        visible = [
-            m for m in visible_messages(self.store, run.thread_id) if m.get("id") != turn_args["user_message_id"]
-        ]
+        messages = self.store.list("messages", run.thread_id)
+        stored_cursor = self.store.get("cursors", run.thread_id)
+        visible_all = _after_cursor(messages, stored_cursor)
+        user_id = turn_args["user_message_id"]
+        visible = [m for m in visible_all if m.get("id") != user_id]
         observations = [Observation.model_validate(o) for o in self.store.list("observations", run.thread_id)]
         history = [h for h in (_history(m) for m in visible) if h is not None]
         obs_tokens = sum(estimate_tokens(o.text) for o in observations)
-        run.base_tokens = STATIC_TOKENS + obs_tokens + visible_tokens(visible)
-        cursor = self.store.get("cursors", run.thread_id) or {}
+        history_tokens = visible_tokens(visible)
+        run.base_tokens = STATIC_TOKENS + obs_tokens + history_tokens
+        user_tokens = visible_tokens([m for m in visible_all if m.get("id") == user_id])
+        run.visible, run.visible_tokens, run.message_count = visible_all, history_tokens + user_tokens, len(messages)
+        cursor = stored_cursor or {}
         run.prefix_key = hashlib.sha1(
             json.dumps([cursor.get("lastObservedMessageId"), len(observations)]).encode()
         ).hexdigest()
@@ -507,7 +526,8 @@ class RunManager:
                 waiter.closed = True
                 if waiter.body is None:
                     del self.waiters[request_id]
-        if self.store.get("threads", run.thread_id) is None:
+        thread = self.store.get("threads", run.thread_id)
+        if thread is None:
             # The thread was deleted under the run: nobody can subscribe to it any more, write nothing.
             self.active.pop(run.thread_id, None)
             return
@@ -518,7 +538,6 @@ class RunManager:
         if status == "error":
             log.append("error", {"message": reason or "the agent failed"}, run_id=run.run_id)
         memory_task = None
-        thread = self.store.get("threads", run.thread_id)
         if thread is not None:
             with self.store.tx():
                 if run.blocks:
@@ -532,11 +551,15 @@ class RunManager:
                         "runId": run.run_id,
                     }
                     self.store.insert("messages", str(message["id"]), message, scope=run.thread_id)
+                    if run.visible is not None:
+                        run.visible.append(message)
+                        run.visible_tokens += visible_tokens([message])
+                        run.message_count += 1
                 if turn is not None:
                     thread["agentState"] = turn.state
                     self.store.put("threads", run.thread_id, thread, scope=thread.get("ownerId"))
-                doc = self.store.get("runs", run.run_id) or {"runId": run.run_id}
-                doc.update(status=status, finishedAt=utc_now(), reason=reason)
+                # The run's row is only ever written by its start and here: no need to read it back.
+                doc = {**run.doc(status), "finishedAt": utc_now(), "reason": reason}
                 self.store.put("runs", run.run_id, doc, scope=run.thread_id)
             if status == "completed":
                 memory_task = self._maybe_queue_memory(run)
@@ -546,7 +569,7 @@ class RunManager:
             finish["reason"] = reason
         # The thread's status and the run's steps ride along (threadcase extensions), so a client reacting
         # to run-finish knows at once whether work is pending, and has the run's token numbers, unasked.
-        extra = {"threadStatus": self.status(run.thread_id), "runSteps": self.store.list("steps", run.run_id)}
+        extra = {"threadStatus": self.status(run.thread_id), "runSteps": list(run.steps)}
         log.append("run-finish", finish, run_id=run.run_id, extra=extra)
         if self.tracer is not None:
             self.tracer.write(
@@ -568,8 +591,13 @@ class RunManager:
     # --- memory ---------------------------------------------------------------------------------
 
     def _maybe_queue_memory(self, run: ActiveRun) -> dict[str, Any] | None:
-        visible = visible_messages(self.store, run.thread_id)
-        if not visible or visible_tokens(visible) <= run.threshold:
+        if run.visible is not None and self.store.count("messages", run.thread_id) == run.message_count:
+            # Only this run wrote to the thread since it read it (no compaction runs beside a run).
+            visible, tokens = run.visible, run.visible_tokens
+        else:  # the run never read its thread, or messages were added beside it (a restore): read again
+            visible = visible_messages(self.store, run.thread_id)
+            tokens = visible_tokens(visible)
+        if not visible or tokens <= run.threshold:
             return None
         task = {"taskId": f"mem_{uuid.uuid4().hex[:12]}", "taskKind": "observer", "status": "queued"}
         tasks = self.memory_tasks.setdefault(run.thread_id, [])

@@ -178,6 +178,21 @@ async def test_heartbeat_comments_keep_an_idle_stream_alive(agent: ScriptedAgent
             assert any("heartbeat" in c for c in reader.comments)
 
 
+async def test_heartbeats_come_only_after_an_idle_interval_and_the_stream_stays_live(agent: ScriptedAgent) -> None:
+    async with server(agent, heartbeat_seconds=0.25) as url, session(url) as client:
+        await new_thread(client, "t-hb2")
+        async with events(client, "t-hb2") as reader:
+            await chat(client, "t-hb2", "first")
+            await reader.until(finished)
+            assert not any("heartbeat" in c for c in reader.comments)  # events kept it busy
+            await anyio.sleep(0.6)  # idle: the comments wait in the connection until the next read
+            await chat(client, "t-hb2", "second")
+            second = await reader.until(finished)
+            beats = sum("heartbeat" in c for c in reader.comments)
+            assert 1 <= beats <= 3  # one per idle 0.25 s, not one per wake-up
+    assert [e["type"] for e in second] == ["run-start", "text-delta", "run-finish"]
+
+
 async def test_tool_calls_and_errors_are_streamed(owner: httpx.AsyncClient, agent: ScriptedAgent) -> None:
     await new_thread(owner, "t-tools")
     script = [

@@ -38,7 +38,9 @@ class EventLog:
         self._store = store
         self.events: list[dict[str, Any]] = store.list("events", thread_id)
         self.events.sort(key=lambda event: int(event["id"]))
-        self._changed = anyio.Event()
+        # Made when a stream starts waiting, not at every append: a reply's events are appended together
+        # while nobody waits, and an event object per append was a measurable share of a turn's CPU.
+        self._changed: anyio.Event | None = None
         self.closed = False
 
     def append(
@@ -55,14 +57,20 @@ class EventLog:
 
     def wake(self) -> None:
         """Wake every stream waiting on this log (an event arrived or the log closed)."""
-        self._changed.set()
-        self._changed = anyio.Event()
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
+
+    async def changed(self) -> None:
+        """Wait for the next event (or close)."""
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     async def wait(self, seconds: float) -> bool:
         """Wait for a new event (or close); False when ``seconds`` passed first."""
-        changed = self._changed
         with anyio.move_on_after(seconds):
-            await changed.wait()
+            await self.changed()
             return True
         return False
 
@@ -121,6 +129,7 @@ class SSEResponse:
         # left as is, every future event would have an id at or below it and never be sent.
         self._cursor = len(log.events) if after is None else min(max(0, after), len(log.events))
         self._heartbeat = heartbeat
+        self._last_write = 0.0
         self._faults = faults
         self._run_active = run_active
 
@@ -148,9 +157,18 @@ class SSEResponse:
                         tg.cancel_scope.cancel()
                         return
 
+            async def heartbeats() -> None:
+                nonlocal disconnected
+                try:
+                    await self._heartbeats(send)
+                except OSError:
+                    disconnected = True
+                    tg.cancel_scope.cancel()
+
             tg.start_soon(watch_disconnect)
             try:
-                await send({"type": "http.response.body", "body": b": connected\n\n", "more_body": True})
+                await self._write(send, b": connected\n\n")
+                tg.start_soon(heartbeats)
                 await self._stream(send)
             except OSError:
                 disconnected = True
@@ -175,11 +193,24 @@ class SSEResponse:
                     dropped = True  # the connection drops right after this event, as before
                     break
             if frames:
-                await send({"type": "http.response.body", "body": b"".join(frames), "more_body": True})
+                await self._write(send, b"".join(frames))
                 self._cursor = int(pending[len(frames) - 1]["id"])
             if dropped:
                 return
             if pending:
                 continue
-            if not await log.wait(self._heartbeat):
-                await send({"type": "http.response.body", "body": b": heartbeat\n\n", "more_body": True})
+            await log.changed()
+
+    async def _write(self, send: Any, body: bytes) -> None:
+        await send({"type": "http.response.body", "body": body, "more_body": True})
+        self._last_write = anyio.current_time()
+
+    async def _heartbeats(self, send: Any) -> None:
+        """A heartbeat comment whenever ``heartbeat`` seconds pass without a write (a task beside the stream,
+        so waiting for events needs no timeout of its own: one timer per stream, not one per wake-up)."""
+        while True:
+            idle = anyio.current_time() - self._last_write
+            if idle >= self._heartbeat:
+                await self._write(send, b": heartbeat\n\n")
+            else:
+                await anyio.sleep(self._heartbeat - idle)

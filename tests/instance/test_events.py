@@ -122,3 +122,27 @@ async def test_an_error_inside_the_block_comes_out_unwrapped(client: InstanceCli
 
     with pytest.raises(TimeoutError):
         await wait_too_long()
+
+
+async def test_a_stream_connecting_in_background_delivers_once_ready(
+    fake_instance: tuple[FakeInstance, str], client: InstanceClient
+) -> None:
+    async with client.subscribe("t1", connect_in_background=True) as sub:
+        await sub.ready()
+        await client.chat("t1", wire.ChatRequest(message="hi"))
+        events = await _collect(sub, 3)
+    assert [e.type for e in events][-1] == "run-finish"
+
+
+async def test_a_refused_background_stream_fails_ready_not_the_block(client: InstanceClient) -> None:
+    reached = False
+    async with client.subscribe("missing", connect_in_background=True) as sub:
+        # Set-up that runs while the stream connects is not cancelled by the refusal.
+        await anyio.sleep(0.05)
+        reached = True
+        with pytest.raises(InstanceError) as caught:
+            await sub.ready()
+        assert caught.value.status == 404
+        with pytest.raises(InstanceError):
+            await sub.next_event(timeout=5)
+    assert reached

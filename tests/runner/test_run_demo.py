@@ -213,3 +213,34 @@ async def test_keep_artifacts_keeps_what_was_built_but_never_the_credentials(tmp
     assert kept["threads"] == 2
     assert kept["workflows"] == 2  # one built live, one restored from the seed and edited
     assert kept["credentials"] == 0
+
+
+@pytest.mark.anyio
+async def test_the_event_stream_connects_during_set_up_unless_a_seed_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from threadcase.harness.conversation import converse as real
+
+    handed: dict[str, bool] = {}
+
+    async def watching(case: object, **kwargs: object) -> RunRecord:
+        record = kwargs["record"]
+        assert isinstance(record, RunRecord)
+        # Opened by the pipeline while credentials were pinned, or (a seed restore may write to the
+        # thread) left for the conversation to open after the seed.
+        handed[record.case_slug] = kwargs.get("events") is not None
+        return await real(case, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "converse", watching)
+    async with lanes(tmp_path, 1) as (urls, _):
+        summary = await run_suite(
+            settings(
+                tmp_path, urls, filter="build-single-prompt-slack,seeded-edit-attached,credentials-engaged-two-existing"
+            )
+        )
+    assert summary.exit_code == 0, summary.case_statuses
+    assert handed == {
+        "build-single-prompt-slack": True,
+        "credentials-engaged-two-existing": True,
+        "seeded-edit-attached": False,
+    }

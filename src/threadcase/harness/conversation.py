@@ -20,6 +20,7 @@ times out (recorded as ``BUILD FAILED: Run timed out with no scored result``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -165,9 +166,11 @@ class _Conversation:
         record: transcript.RunRecord,
         headers: dict[str, str] | None,
         script: Script,
+        events: EventSubscription | None = None,
     ) -> None:
         self.case = case
         self.client = client
+        self.events = events
         self.thread_id = thread_id
         self.budgets = budgets
         self.record = record
@@ -378,7 +381,9 @@ class _Conversation:
         budget = self.case.message_budget or DEFAULT_MESSAGE_BUDGET
         start = anyio.current_time()
         self.conversation_deadline = start + self.budgets.conversation_turns * self.turn_budget
-        async with self.client.subscribe(self.thread_id) as sub:
+        opened = self.client.subscribe(self.thread_id) if self.events is None else contextlib.nullcontext(self.events)
+        async with opened as sub:
+            await sub.ready()
             user = self.add_user_turn(recorded_opening, sent_by)
             message_request = request
             while True:
@@ -531,8 +536,12 @@ async def converse(
     budgets: Budgets,
     record: transcript.RunRecord,
     headers: dict[str, str] | None = None,
+    events: EventSubscription | None = None,
 ) -> transcript.RunRecord:
     """Drive the case's live conversation on ``thread_id`` and fill ``record`` (returned, same object).
+
+    ``events``: the thread's event stream when the caller opened it already (it stays the caller's to
+    close, and may still be connecting); None opens one here, before the first message.
 
     ``live_opening`` is the message to send first instead of the authored opener: for a replay seed it
     goes ahead of the authored turns (which then script the follow-ups, as in n8n and as
@@ -573,6 +582,7 @@ async def converse(
         record=record,
         headers=headers,
         script=script,
+        events=events,
     )
     request = conversation.chat_request(spoken, **extra)
     try:

@@ -13,6 +13,7 @@ credentials, and the thread itself. Nothing that existed before the run started 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -32,7 +33,7 @@ from threadcase.harness.errors import ReplayError, RunError, SeedingError
 from threadcase.harness.grading import grade_case
 from threadcase.harness.grading.calibration import CalibrationResult
 from threadcase.harness.grading.execution import prepare_scenario_tables
-from threadcase.harness.instance import InstanceClient
+from threadcase.harness.instance import EventSubscription, InstanceClient
 from threadcase.harness.lanes import Lane
 from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
@@ -149,54 +150,61 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
             # deleting a thread that does not exist is harmless.
             thread_created = True
             await client.create_thread(thread_id, resources.project_id, source_context=source_context)
-            await credentials.seed(thread_id, list(case.credentials))
-            # Before the build, so the agent can find the scenario's table and bind its real id.
-            scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
-            live_opening: str | None = None
-            seed_failed = False
-            if case.seed is not None:
-                snapshot = resources.snapshot or InstanceSnapshot(project_id=resources.project_id)
-                try:
-                    if case.seed.mode == "inline":
-                        seed = await restore_inline_seed(
-                            client,
-                            case.seed,
-                            thread_id=thread_id,
-                            project_id=resources.project_id,
-                            run_suffix=run_suffix,
-                            snapshot=snapshot,
-                        )
-                    else:
-                        from threadcase.seeds.replay import restore_replay_seed
+            async with contextlib.AsyncExitStack() as streams:
+                events: EventSubscription | None = None
+                if case.seed is None and not _has_scenario_tables(case):
+                    # Only the credential pin happens on the thread before the first message, so the
+                    # event stream connects meanwhile: one round trip less before every conversation.
+                    events = await streams.enter_async_context(client.subscribe(thread_id, connect_in_background=True))
+                await credentials.seed(thread_id, list(case.credentials))
+                # Before the build, so the agent can find the scenario's table and bind its real id.
+                scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
+                live_opening: str | None = None
+                seed_failed = False
+                if case.seed is not None:
+                    snapshot = resources.snapshot or InstanceSnapshot(project_id=resources.project_id)
+                    try:
+                        if case.seed.mode == "inline":
+                            seed = await restore_inline_seed(
+                                client,
+                                case.seed,
+                                thread_id=thread_id,
+                                project_id=resources.project_id,
+                                run_suffix=run_suffix,
+                                snapshot=snapshot,
+                            )
+                        else:
+                            from threadcase.seeds.replay import restore_replay_seed
 
-                        seed, live_opening = await restore_replay_seed(
-                            client,
-                            case.seed,
-                            thread_id=thread_id,
-                            project_id=resources.project_id,
-                            run_suffix=run_suffix,
-                            snapshot=snapshot,
-                            replay_dir=config.replay_dir,
-                        )
-                    record.seed = seed.outcome
-                except (SeedingError, ReplayError) as exc:
-                    # A premise of the case, not a crash: graded below, every unit not judged with the reason.
-                    seed_failed = True
-                    record.seed = SeedOutcome(mode=case.seed.mode, restored=False, error=str(exc)[:2000])
-            if not seed_failed:
-                record = await converse(
-                    case,
-                    client=client,
-                    thread_id=thread_id,
-                    project_id=resources.project_id,
-                    seed=seed,
-                    live_opening=live_opening,
-                    credentials=credentials,
-                    models=config.models,
-                    budgets=config.budgets,
-                    record=record,
-                    headers=config.headers,
-                )
+                            seed, live_opening = await restore_replay_seed(
+                                client,
+                                case.seed,
+                                thread_id=thread_id,
+                                project_id=resources.project_id,
+                                run_suffix=run_suffix,
+                                snapshot=snapshot,
+                                replay_dir=config.replay_dir,
+                            )
+                        record.seed = seed.outcome
+                    except (SeedingError, ReplayError) as exc:
+                        # A premise of the case, not a crash: graded below, every unit not judged with the reason.
+                        seed_failed = True
+                        record.seed = SeedOutcome(mode=case.seed.mode, restored=False, error=str(exc)[:2000])
+                if not seed_failed:
+                    record = await converse(
+                        case,
+                        client=client,
+                        thread_id=thread_id,
+                        project_id=resources.project_id,
+                        seed=seed,
+                        live_opening=live_opening,
+                        credentials=credentials,
+                        models=config.models,
+                        budgets=config.budgets,
+                        record=record,
+                        headers=config.headers,
+                        events=events,
+                    )
             settled = seed_failed or record.ended_by in _SETTLED
             record.finished_at = record.finished_at or utc_now()
             grading = await grade_case(
@@ -237,6 +245,10 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
         error=error,
         judge={k: v for k, v in judge.items() if v is None or isinstance(v, str | int | float)},
     )
+
+
+def _has_scenario_tables(case: Any) -> bool:
+    return any(scenario.seed_data_tables for scenario in case.execution_scenarios)
 
 
 _SETTLED = frozenset({"done", "script-exhausted", "budget", "single-prompt"})

@@ -245,12 +245,17 @@ class InstanceClient:
         """Cancel the thread's running run; safe to repeat."""
         await self._call("POST", f"{_AI}/chat/{_q(thread_id)}/cancel", CallKind.IDEMPOTENT)
 
-    def subscribe(self, thread_id: str, *, last_event_id: str | None = None) -> EventSubscription:
+    def subscribe(
+        self, thread_id: str, *, last_event_id: str | None = None, connect_in_background: bool = False
+    ) -> EventSubscription:
         """The thread's event stream, as an async context manager; open it before sending a chat.
 
         ``last_event_id`` resumes after an id seen earlier (the server replays everything newer).
+        ``connect_in_background``: entering does not wait for the server; await ``ready()`` before the chat.
         """
-        return EventSubscription(self, thread_id, last_event_id=last_event_id)
+        return EventSubscription(
+            self, thread_id, last_event_id=last_event_id, connect_in_background=connect_in_background
+        )
 
     async def confirm(self, request_id: str, body: wire.ConfirmBody) -> None:
         """Answer a widget. Repeated on transient failure: the server de-duplicates by requestId."""

@@ -130,14 +130,26 @@ class _Failed:
         self.error = error
 
 
+class _Connected:
+    """The reader's ``task_status`` when nobody awaits its start: it sets an event instead."""
+
+    def __init__(self, event: anyio.Event) -> None:
+        self._event = event
+
+    def started(self, value: object = None) -> None:
+        self._event.set()
+
+
 class EventSubscription:
     """An open event stream on one thread; an async context manager.
 
     Entering returns once the server has accepted the connection (response headers received), so a
-    chat sent afterwards cannot outrun the subscription. A background task reads the stream into a
-    memory queue; :meth:`next_event` takes from it. Dropped connections and streams the server ends
-    are resumed with ``Last-Event-ID`` transparently; only repeated failure to reconnect (or an error
-    status) surfaces, as :class:`InstanceError` from :meth:`next_event`.
+    chat sent afterwards cannot outrun the subscription; with ``connect_in_background`` entering returns
+    at once and :meth:`ready` waits for that moment (other set-up can go on while the stream connects).
+    A background task reads the stream into a memory queue; :meth:`next_event` takes from it. Dropped
+    connections and streams the server ends are resumed with ``Last-Event-ID`` transparently; only
+    repeated failure to reconnect (or an error status) surfaces, as :class:`InstanceError` from
+    :meth:`next_event`.
     """
 
     def __init__(
@@ -148,6 +160,7 @@ class EventSubscription:
         last_event_id: str | None = None,
         max_reconnects: int = 8,
         reconnect_wait: Callable[[int], float] | None = None,
+        connect_in_background: bool = False,
     ) -> None:
         self._client = client
         self.thread_id = thread_id
@@ -166,6 +179,9 @@ class EventSubscription:
         self._receive: MemoryObjectReceiveStream[wire.Event | _Failed] | None = None
         self._failure: InstanceError | None = None
         self._failures = 0
+        self._background = connect_in_background
+        self._connected = anyio.Event()
+        self._connect_error: InstanceError | None = None
 
     @property
     def path(self) -> str:
@@ -178,7 +194,11 @@ class EventSubscription:
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
         try:
-            await self._task_group.start(self._reader, send)
+            if self._background:
+                self._task_group.start_soon(self._connect_then_read, send)
+            else:
+                await self._task_group.start(self._reader, send)
+                self._connected.set()
         except BaseException:
             self._task_group.cancel_scope.cancel()
             await self._task_group.__aexit__(None, None, None)
@@ -201,6 +221,21 @@ class EventSubscription:
                 self._send.close()
             if self._receive is not None:
                 self._receive.close()
+
+    async def ready(self) -> None:
+        """Return once the server has accepted the stream; raise :class:`InstanceError` if it never will."""
+        await self._connected.wait()
+        if self._connect_error is not None:
+            raise self._connect_error
+
+    async def _connect_then_read(self, send: MemoryObjectSendStream[wire.Event | _Failed]) -> None:
+        try:
+            await self._reader(send, task_status=_Connected(self._connected))
+        except InstanceError as exc:
+            # Not raised into the task group (it would cancel the caller's set-up): ``ready`` raises it.
+            self._connect_error = exc
+            self._connected.set()
+            send.send_nowait(_Failed(exc))
 
     async def next_event(self, timeout: float) -> wire.Event | None:  # noqa: ASYNC109 - the agreed API; inactivity is an answer, not an error
         """The next event, or None when nothing arrived within ``timeout`` seconds (inactivity).

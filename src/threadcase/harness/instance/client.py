@@ -96,6 +96,9 @@ class InstanceClient:
         self.redactor = Redactor([password, *environment_secrets(os.environ), *secrets])
         self._transport = transport
         self._own_transport = False
+        self._stream_transport: httpx.AsyncBaseTransport | None = None
+        """Event streams get a pool of their own (when the transport is ours): httpx's pool scans every
+        request it holds on each new one, and a stream is held for a whole conversation."""
         self._http: httpx.AsyncClient | None = None
         self._base_headers: dict[str, str] = {}
         self._cookie: str | None = None
@@ -136,6 +139,9 @@ class InstanceClient:
             if self._own_transport:
                 # The client closed it; a later call builds a fresh client and transport.
                 self._transport, self._own_transport = None, False
+            if self._stream_transport is not None:
+                stream_transport, self._stream_transport = self._stream_transport, None
+                await stream_transport.aclose()
 
     def add_secret(self, value: str) -> None:
         """Never let ``value`` appear in an error excerpt or log line (e.g. a credential token)."""
@@ -149,11 +155,8 @@ class InstanceClient:
             limits = httpx.Limits(max_connections=256, max_keepalive_connections=64)
             if self._transport is None:
                 # Ours, so plain calls can go to it directly (see ``_exchange``); same defaults httpx builds.
-                self._transport = (
-                    plain_http_transport(limits, _tls_context())
-                    if self.base_url.startswith("http://")
-                    else httpx.AsyncHTTPTransport(limits=limits, verify=_tls_context())
-                )
+                self._transport = self._new_transport(limits)
+                self._stream_transport = self._new_transport(limits)
                 self._own_transport = True
             self._http = httpx.AsyncClient(
                 base_url=self.base_url,
@@ -165,6 +168,11 @@ class InstanceClient:
             self._base_headers = dict(self._http.headers)
             self._cookie = None
         return self._http
+
+    def _new_transport(self, limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
+        if self.base_url.startswith("http://"):
+            return plain_http_transport(limits, _tls_context())
+        return httpx.AsyncHTTPTransport(limits=limits, verify=_tls_context())
 
     async def login(self) -> None:
         """``POST /rest/login``; the session cookie is kept for every later call."""
@@ -641,7 +649,7 @@ class InstanceClient:
         # Straight to the transport, as plain calls go (see ``_exchange``): one stream per case-iteration.
         request = self._request("GET", path, None, None, headers, None)
         request.extensions["timeout"] = timeout.as_dict()
-        response = await self._transport.handle_async_request(request)
+        response = await (self._stream_transport or self._transport).handle_async_request(request)
         response.request = request
         try:
             if "set-cookie" in response.headers:

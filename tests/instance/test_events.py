@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
 import anyio
+import httpx
 import pytest
 
 from tests.instance.fake_instance import FakeInstance
@@ -146,3 +149,37 @@ async def test_a_refused_background_stream_fails_ready_not_the_block(client: Ins
         with pytest.raises(InstanceError):
             await sub.next_event(timeout=5)
     assert reached
+
+
+class _Chunks(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self._chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self._chunks:
+            yield chunk
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [b"id: 1\ndata: {}\n\n"],
+        [b"id: 1\r\ndata: {}\r\n\r\n"],
+        [b"id: 1\rdata: {}\r\r"],
+        [b"id: 1\r", b"\ndata: {}\r", b"\n\r", b"\n"],  # CRLF split across chunks is one line end
+        [b"i", b"d: 1\nda", b"ta: {}\n", b"\n"],
+    ],
+)
+async def test_lines_split_on_every_sse_line_end_across_chunks(chunks: list[bytes]) -> None:
+    from threadcase.harness.instance.sse import _lines
+
+    response = httpx.Response(200, stream=_Chunks(chunks))
+    assert [line async for line in _lines(response)] == ["id: 1", "data: {}", ""]
+
+
+async def test_lines_decode_utf8_split_inside_a_character() -> None:
+    from threadcase.harness.instance.sse import _lines
+
+    text = "data: café ✓\n".encode()
+    response = httpx.Response(200, stream=_Chunks([text[:10], text[10:]]))
+    assert [line async for line in _lines(response)] == ["data: café ✓"]

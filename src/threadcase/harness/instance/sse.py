@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable
+import re
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -78,6 +79,29 @@ class SSEParser:
             self._id = value or None
         # ``retry:`` and unknown fields are ignored; our reconnect backoff is our own.
         return None
+
+
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+async def _lines(response: httpx.Response) -> AsyncIterator[str]:
+    """The stream's lines (any of the three SSE line ends), straight from its bytes.
+
+    httpx's ``aiter_lines`` goes through two more generator layers (incremental text decoding, then
+    line splitting) for every chunk; the format is UTF-8 by definition, so lines are split as bytes.
+    """
+    pending = b""
+    async for chunk in response.aiter_bytes():
+        pending += chunk
+        # A CR at the very end may be the first half of a CRLF split across chunks: wait for the next.
+        held = pending.endswith(b"\r")
+        *complete, pending = _LINE_BREAK.split(pending[:-1] if held else pending)
+        if held:
+            pending += b"\r"
+        for line in complete:
+            yield line.decode("utf-8", errors="replace")
+    if pending:
+        yield pending.rstrip(b"\r").decode("utf-8", errors="replace")
 
 
 def decode_event(message: ServerSentEvent) -> wire.Event | None:
@@ -228,6 +252,10 @@ class EventSubscription:
         if self._connect_error is not None:
             raise self._connect_error
 
+    def _closed(self) -> InstanceError:
+        self._failure = InstanceError("event stream closed", method="GET", path=self.path)
+        return self._failure
+
     async def _connect_then_read(self, send: MemoryObjectSendStream[wire.Event | _Failed]) -> None:
         try:
             await self._reader(send, task_status=_Connected(self._connected))
@@ -246,19 +274,27 @@ class EventSubscription:
             raise RuntimeError("EventSubscription used outside its 'async with' block")
         if self._failure is not None:
             raise self._failure
-        with anyio.move_on_after(timeout):
-            try:
-                item = await self._receive.receive()
-            except anyio.EndOfStream:
-                self._failure = InstanceError("event stream closed", method="GET", path=self.path)
-                raise self._failure from None
-            if isinstance(item, _Failed):
-                self._failure = item.error
-                raise item.error
-            if item.id is not None:
-                self.last_event_id = item.id
-            return item
-        return None
+        item: wire.Event | _Failed | None = None
+        try:
+            # Events often arrive together (a reply's last delta and its run-finish): the ones already
+            # queued are taken without a timeout scope and a trip through the event loop each.
+            item = self._receive.receive_nowait()
+        except anyio.WouldBlock:
+            with anyio.move_on_after(timeout):
+                try:
+                    item = await self._receive.receive()
+                except anyio.EndOfStream:
+                    raise self._closed() from None
+            if item is None:
+                return None
+        except anyio.EndOfStream:
+            raise self._closed() from None
+        if isinstance(item, _Failed):
+            self._failure = item.error
+            raise item.error
+        if item.id is not None:
+            self.last_event_id = item.id
+        return item
 
     async def _reader(
         self, send: MemoryObjectSendStream[wire.Event | _Failed], *, task_status: TaskStatus[None]
@@ -311,7 +347,7 @@ class EventSubscription:
 
     async def _pump(self, response: httpx.Response, send: MemoryObjectSendStream[wire.Event | _Failed]) -> None:
         parser = SSEParser()
-        async for line in response.aiter_lines():
+        async for line in _lines(response):
             message = parser.feed_line(line)
             if message is None or not self._seen.fresh(message.id):
                 continue

@@ -13,9 +13,12 @@ every turn took exactly one agent step, so L really is one latency plus the inst
 turn. ``turn_latency=`` prints it before the final line; the client-side run-start → run-finish
 median of the same probe is printed next to it for comparison.
 
-Timed: ``run_suite`` from its call to its return, everything included (the modules it imports lazily,
-loading the suite, lane set-up, every case, the reports). Also printed: the harness's CPU (and per case),
-the demo's CPU, and what other processes of the machine took meanwhile (the cores are shared).
+Timed: ``run_suite`` from its call to its return: loading the suite, lane set-up, every case, the
+journal and the reports. Not timed: importing the modules ``run_suite`` imports lazily, done just
+before the clock starts and printed as ``imports=`` — a one-off process start-up cost that measures
+the machine's bytecode cache (0.1 s with ``.pyc`` files, twice that where ``PYTHONDONTWRITEBYTECODE``
+forces compiling), not concurrency. Also printed: the harness's CPU (and per case), the demo's CPU, and
+what other processes of the machine took meanwhile (the cores are shared).
 
 Run: ``python -m bench.concurrency [--cases 200] [--turns 4] [--latency-ms 100] [--concurrency 50]``.
 """
@@ -102,6 +105,14 @@ def demo_process(latency_ms: int) -> Iterator[tuple[str, int]]:
         proc.wait(timeout=20)
 
 
+def _import_run_modules() -> None:
+    """What ``run_suite`` imports on its first call (its conversation, loader and pipeline modules)."""
+    import threadcase.harness.conversation
+    import threadcase.harness.loader
+    import threadcase.harness.pipeline
+    import threadcase.seeds.inline  # noqa: F401
+
+
 PROBE_THREADS = 3
 
 
@@ -163,6 +174,9 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
                 concurrency=concurrency,
                 output_dir=Path(tmp) / "out",
             )
+            imports = time.perf_counter()
+            _import_run_modules()
+            imports = time.perf_counter() - imports
             started, cpu_started = time.perf_counter(), time.process_time()
             server_started, machine_started = _process_cpu(pid), _machine_busy()
             summary = await run_suite(run)
@@ -177,7 +191,7 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
         print(
             f"cases={summary.case_iterations} passed_units={summary.units.passed} errored={errored} "
             f"exit={summary.exit_code} harness_cpu={cpu:.3f} cpu_per_case_ms={1000 * cpu / max(1, cases):.1f} "
-            f"server_cpu={server_cpu:.3f} others_cpu={others_cpu:.3f} cores={os.cpu_count()}"
+            f"server_cpu={server_cpu:.3f} others_cpu={others_cpu:.3f} cores={os.cpu_count()} imports={imports:.3f}"
         )
         print(f"turn_latency={turn_latency:.4f} turn_latency_client={turn_latency_client:.4f} latency_ms={latency_ms}")
         print(f"ratio={wall / bound:.3f} wall={wall:.3f} bound={bound:.3f}")

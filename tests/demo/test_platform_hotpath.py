@@ -1,20 +1,22 @@
-"""The hot-route middleware: exact shapes only, and the same answers as FastAPI's router gives."""
+"""The hot routes in front of FastAPI: exact shapes only, and the same answers as FastAPI's router gives."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, cast
+from typing import Any
 
 import httpx
 import pytest
+from fastapi import Request
+from fastapi.responses import JSONResponse
 from starlette.responses import PlainTextResponse, Response
 
 from tests.demo.conftest import MEMBER, MEMBER_PASSWORD, ScriptedAgent, events, finished, session, settings
 from threadcase._util.serve import serving
 from threadcase.demo_instance.app import create_app
-from threadcase.demo_instance.hotpath import HotRoutes
+from threadcase.demo_instance.hotpath import DemoApp, HotRoutes
 
 pytestmark = pytest.mark.anyio
 
@@ -27,14 +29,19 @@ def _endpoint(name: str) -> Any:
     return endpoint
 
 
-def _table() -> HotRoutes:
-    routes = {
+async def _on_error(request: Request, exc: Exception) -> Response:
+    return JSONResponse({"code": 500, "message": f"boom: {type(exc).__name__}: {exc}"}, status_code=500)
+
+
+def _table(extra: dict[tuple[str, str], Any] | None = None) -> HotRoutes:
+    routes: dict[tuple[str, str], Any] = {
         ("POST", "threads"): _endpoint("create"),
         ("DELETE", "threads/{id}"): _endpoint("delete"),
         ("GET", "threads/{id}/status"): _endpoint("status"),
         ("POST", "eval/allow"): _endpoint("allow"),
+        **(extra or {}),
     }
-    return HotRoutes(None, "/api", routes)
+    return HotRoutes("/api", routes, on_error=_on_error)
 
 
 @pytest.mark.parametrize(
@@ -54,7 +61,7 @@ def _table() -> HotRoutes:
     ],
 )
 async def test_only_exact_shapes_are_taken(method: str, path: str, expected: tuple[str, dict[str, str]] | None) -> None:
-    found = _table()._find(method, path)
+    found = _table().find(method, path)
     if expected is None:
         assert found is None
         return
@@ -66,20 +73,39 @@ async def test_only_exact_shapes_are_taken(method: str, path: str, expected: tup
 
 
 async def test_everything_else_goes_on_to_the_app() -> None:
-    seen: list[str] = []
+    app = DemoApp()
 
-    async def fallback(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        seen.append(scope["path"])
-        await PlainTextResponse("fallback")(scope, receive, send)
+    @app.get("/api/threads/{thread_id}")
+    async def fallback(thread_id: str) -> Response:
+        return PlainTextResponse(f"fallback:{thread_id}")
 
-    table = _table()
-    table.app = fallback
-    transport = httpx.ASGITransport(app=table)
-    async with httpx.AsyncClient(transport=transport, base_url="http://hot") as client:
+    app.hot = _table()
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://hot") as client:
         assert (await client.post("/api/threads")).text == "create:"
         assert (await client.delete("/api/threads/x")).text == "delete:x"
-        assert (await client.get("/api/threads/x")).text == "fallback"
-    assert seen == ["/api/threads/x"]
+        assert (await client.get("/api/threads/x")).text == "fallback:x"
+        app.hot = None
+        assert (await client.delete("/api/threads/x")).status_code == 405  # FastAPI's answer, no hot table
+
+
+async def test_an_unexpected_error_gets_the_apps_500_answer_and_is_raised_as_through_fastapi() -> None:
+    async def broken(request: Request) -> Response:
+        raise RuntimeError("agent bug")
+
+    app = DemoApp()
+    app.add_exception_handler(Exception, _on_error)
+    app.add_api_route("/api/broken", broken, methods=["POST"])
+    answers = []
+    for hot in (None, _table({("POST", "broken"): broken})):
+        app.hot = hot
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://hot") as client:
+            response = await client.post("/api/broken")
+        answers.append((response.status_code, response.json()))
+        with pytest.raises(RuntimeError, match="agent bug"):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://hot") as client:
+                await client.post("/api/broken")
+    assert answers[0] == answers[1] == (500, {"code": 500, "message": "boom: RuntimeError: agent bug"})
 
 
 _IDS = re.compile(r"(proj|run|msg|req|call)_[0-9a-f]+|\d{4}-\d\d-\d\dT[\d:.]+Z")
@@ -92,8 +118,10 @@ def _norm(response: httpx.Response) -> tuple[int, str]:
 @asynccontextmanager
 async def _served(agent: ScriptedAgent, *, hot: bool, **overrides: Any) -> AsyncIterator[str]:
     app = create_app(settings(**overrides), agent=agent)
+    assert isinstance(app, DemoApp)
+    assert app.hot is not None
     if not hot:
-        app.user_middleware = [m for m in app.user_middleware if cast(Any, m.cls) is not HotRoutes]
+        app.hot = None
     async with serving(app) as url:
         yield url
 

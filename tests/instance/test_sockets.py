@@ -15,7 +15,7 @@ import httpx
 import pytest
 from anyio.abc import SocketStream
 
-from threadcase.harness.instance import InstanceClient
+from threadcase.harness.instance import InstanceClient, sockets
 from threadcase.harness.instance.sockets import SocketBackend, plain_http_transport
 
 pytestmark = pytest.mark.anyio
@@ -195,3 +195,37 @@ async def test_clients_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) ->
             await each.aclose()
         client_module._tls_context.cache_clear()
     assert len(built) == 1
+
+
+def _pending(sock: socket.socket) -> bytes:
+    try:
+        return sock.recv(65536)
+    except BlockingIOError:
+        return b""
+
+
+async def test_a_request_head_announcing_a_body_leaves_together_with_it() -> None:
+    ours, theirs = socket.socketpair()
+    ours.setblocking(False)
+    theirs.setblocking(False)
+    stream = sockets.SocketStream(ours)
+    try:
+        head = b"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n"
+        await stream.write(head)
+        assert _pending(theirs) == b""  # held: one send for head and body
+        await stream.write(b"hi")
+        assert _pending(theirs) == head + b"hi"
+        # No body announced: the head goes at once.
+        await stream.write(b"GET /y HTTP/1.1\r\nHost: h\r\n\r\n")
+        assert _pending(theirs) == b"GET /y HTTP/1.1\r\nHost: h\r\n\r\n"
+        await stream.write(b"POST /z HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+        assert _pending(theirs).startswith(b"POST /z")
+        # A held head is never left behind while we wait for an answer.
+        await stream.write(b"PUT /w HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n")
+        assert _pending(theirs) == b""
+        theirs.send(b"answer")
+        assert await stream.read(100, timeout=1) == b"answer"
+        assert _pending(theirs).startswith(b"PUT /w")
+    finally:
+        await stream.aclose()
+        theirs.close()

@@ -13,6 +13,7 @@ instances keep httpx's default transport.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import ssl
 from collections.abc import Iterable
@@ -28,13 +29,31 @@ __all__ = ["SocketBackend", "SocketStream", "plain_http_transport"]
 _SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
 
 
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([0-9]+)", re.IGNORECASE)
+_CHUNKED = re.compile(rb"\r\ntransfer-encoding:[^\r\n]*chunked", re.IGNORECASE)
+
+
+def _announces_body(buffer: bytes) -> bool:
+    """Whether ``buffer`` is a complete request head after which a body must follow."""
+    if not buffer.endswith(b"\r\n\r\n") or buffer[:1] not in b"ABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        return False
+    length = _CONTENT_LENGTH.search(buffer)
+    if length is not None:
+        return int(length.group(1)) > 0
+    return _CHUNKED.search(buffer) is not None
+
+
 class SocketStream(httpcore.AsyncNetworkStream):
     """One connected non-blocking TCP socket."""
 
     def __init__(self, sock: socket.socket) -> None:
         self._sock = sock
+        self._head = b""
+        """A request head whose body is still to come: held so both leave in one send."""
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109 - httpcore's interface
+        if self._head:
+            await self.write(b"", timeout)  # never wait for an answer to a request not fully sent
         try:
             # Most reads follow a wait the pool already did, or data that is already buffered.
             return self._sock.recv(max_bytes)
@@ -56,6 +75,13 @@ class SocketStream(httpcore.AsyncNetworkStream):
             raise httpcore.ReadError(f"{type(exc).__name__}: {exc}") from exc
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109 - httpcore's interface
+        # httpcore writes a request's head and its body separately; on loopback every send is the
+        # kernel delivering a segment and waking the server, so a head announcing a body waits for it.
+        if self._head:
+            buffer, self._head = self._head + buffer, b""
+        elif _announces_body(buffer):
+            self._head = bytes(buffer)
+            return
         view = memoryview(buffer)
         try:
             while view:

@@ -61,3 +61,43 @@ async def test_cancelled_lease_gives_its_slot_back() -> None:
     with anyio.fail_after(1):
         async with pool.lease("x") as lane:
             assert lane.active == 1
+
+
+@pytest.mark.anyio
+async def test_waiters_get_freed_slots_in_arrival_order() -> None:
+    pool = LanePool([Lane("http://a", cap=1)], concurrency=1)
+    order: list[str] = []
+
+    async def work(key: str) -> None:
+        async with pool.lease(key):
+            order.append(key)
+            await anyio.sleep(0.005)
+
+    async with anyio.create_task_group() as tg:
+        for key in ("first", "second", "third", "fourth"):
+            tg.start_soon(work, key)
+            await anyio.sleep(0.001)  # arrive in this order
+    assert order == ["first", "second", "third", "fourth"]
+    assert pool.active == 0
+
+
+@pytest.mark.anyio
+async def test_a_slot_handed_to_a_waiter_cancelled_that_instant_goes_to_the_next() -> None:
+    pool = LanePool([Lane("http://a", cap=1)], concurrency=1)
+    ran: list[str] = []
+    doomed = anyio.CancelScope()
+
+    async def wait_in(scope: anyio.CancelScope, key: str) -> None:
+        with scope:
+            async with pool.lease(key):
+                ran.append(key)
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg, pool.lease("holder"):
+            tg.start_soon(wait_in, doomed, "doomed")
+            tg.start_soon(wait_in, anyio.CancelScope(), "next")
+            await anyio.sleep(0.01)  # both are queued now
+            # The release below hands the slot to "doomed", which is cancelled before it runs.
+            doomed.cancel()
+    assert ran == ["next"]
+    assert pool.active == 0

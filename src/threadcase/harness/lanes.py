@@ -8,6 +8,7 @@ case never stalls others: that is the work-stealing.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -32,8 +33,25 @@ class Lane:
     state: dict[str, Any] = field(default_factory=dict)
 
 
+class _Waiter:
+    """A case-iteration waiting for a lane; the pool hands it one directly when one frees up."""
+
+    __slots__ = ("event", "key", "lane")
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.lane: Lane | None = None
+        self.event = anyio.Event()
+
+
 class LanePool:
-    """Admission control over lanes: total concurrency, per-lane cap, one case key per lane at once."""
+    """Admission control over lanes: total concurrency, per-lane cap, one case key per lane at once.
+
+    Waiters queue in arrival order and a released slot goes straight to the first one that may take it
+    (its case is not running on that lane). Nothing else is woken: with fifty cases running and many
+    queued, waking every waiter on each release to re-check was a thundering herd per finished case.
+    All bookkeeping is synchronous, so it needs no lock on the event loop.
+    """
 
     def __init__(self, lanes: Sequence[Lane], *, concurrency: int) -> None:
         if not lanes:
@@ -44,7 +62,7 @@ class LanePool:
         self.concurrency = max(1, concurrency)
         self.active = 0
         self.peak = 0
-        self._cond = anyio.Condition()
+        self._waiting: deque[_Waiter] = deque()
 
     def _pick(self, key: str) -> Lane | None:
         if self.active >= self.concurrency:
@@ -54,24 +72,53 @@ class LanePool:
             return None
         return min(eligible, key=lambda lane: (lane.active, lane.started, lane.index))
 
+    def _admit(self, lane: Lane, key: str) -> None:
+        lane.active += 1
+        lane.started += 1
+        lane.running.add(key)
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+
+    def _release(self, lane: Lane, key: str) -> None:
+        lane.active -= 1
+        lane.running.discard(key)
+        self.active -= 1
+        still_waiting: deque[_Waiter] = deque()
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            lane_for = self._pick(waiter.key) if self.active < self.concurrency else None
+            if lane_for is None:
+                still_waiting.append(waiter)
+                if self.active >= self.concurrency:
+                    still_waiting.extend(self._waiting)
+                    self._waiting.clear()
+                continue
+            self._admit(lane_for, waiter.key)
+            waiter.lane = lane_for
+            waiter.event.set()
+        self._waiting = still_waiting
+
     @asynccontextmanager
     async def lease(self, key: str) -> AsyncIterator[Lane]:
         """Wait for a lane that may run ``key`` now; hold it for the block."""
-        async with self._cond:
-            while (lane := self._pick(key)) is None:
-                await self._cond.wait()
-            lane.active += 1
-            lane.started += 1
-            lane.running.add(key)
-            self.active += 1
-            self.peak = max(self.peak, self.active)
+        lane = self._pick(key)
+        if lane is not None:
+            self._admit(lane, key)
+        else:
+            waiter = _Waiter(key)
+            self._waiting.append(waiter)
+            try:
+                await waiter.event.wait()
+            except BaseException:
+                if waiter.lane is not None:
+                    # Handed a lane in the same instant it was cancelled: give the slot to the next one.
+                    self._release(waiter.lane, key)
+                else:
+                    self._waiting.remove(waiter)
+                raise
+            assert waiter.lane is not None
+            lane = waiter.lane
         try:
             yield lane
         finally:
-            # Shielded: a cancelled case must still give its slot back, or the pool would leak it.
-            with anyio.CancelScope(shield=True):
-                async with self._cond:
-                    lane.active -= 1
-                    lane.running.discard(key)
-                    self.active -= 1
-                    self._cond.notify_all()
+            self._release(lane, key)

@@ -1,6 +1,6 @@
 """Per-thread event logs and the Server-Sent Events stream that serves them.
 
-Every event gets the next per-thread integer id (``1, 2, ...``), is persisted, and wakes the
+Every event gets the next per-thread integer id (``1, 2, ...``), is persisted (with ``--db``), and wakes the
 thread's subscribers. The stream (``GET /rest/instance-ai/events/:threadId``):
 
 - without ``Last-Event-ID`` starts *after* the events that existed when the connection was accepted
@@ -31,12 +31,13 @@ def utc_now() -> str:
 
 
 class EventLog:
-    """One thread's events, in memory for streaming and in the store for restarts."""
+    """One thread's events, in memory for streaming and (``persist``) in the store for restarts."""
 
-    def __init__(self, thread_id: str, store: Store) -> None:
+    def __init__(self, thread_id: str, store: Store, *, persist: bool = True) -> None:
         self.thread_id = thread_id
         self._store = store
-        self.events: list[dict[str, Any]] = store.list("events", thread_id)
+        self._persist = persist
+        self.events: list[dict[str, Any]] = store.list("events", thread_id) if persist else []
         self.events.sort(key=lambda event: int(event["id"]))
         # Made when a stream starts waiting, not at every append: a reply's events are appended together
         # while nobody waits, and an event object per append was a measurable share of a turn's CPU.
@@ -50,7 +51,8 @@ class EventLog:
         event: dict[str, Any] = {"id": str(len(self.events) + 1), "type": type, "runId": run_id, "payload": payload}
         if extra:
             event.update(extra)
-        self._store.insert("events", event["id"], event, scope=self.thread_id)
+        if self._persist:
+            self._store.insert("events", event["id"], event, scope=self.thread_id)
         self.events.append(event)
         self.wake()
         return event
@@ -78,8 +80,11 @@ class EventLog:
 class EventHub:
     """The event logs of every thread, created on first use."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, persist: bool = True) -> None:
+        """``persist=False`` keeps events in memory only: right for a temporary database, which does not
+        outlive the process, so a stored copy would never be read (a log is loaded once and kept)."""
         self._store = store
+        self._persist = persist
         self._logs: dict[str, EventLog] = {}
         self.closing = False
 
@@ -87,7 +92,7 @@ class EventHub:
         """The event log of ``thread_id`` (loaded from storage on first use)."""
         log = self._logs.get(thread_id)
         if log is None:
-            log = self._logs[thread_id] = EventLog(thread_id, self._store)
+            log = self._logs[thread_id] = EventLog(thread_id, self._store, persist=self._persist)
         return log
 
     def forget(self, thread_id: str) -> None:

@@ -98,7 +98,8 @@ class Platform:
                 "give a writable path"
             ) from None
         self.store = store
-        self.hub = EventHub(self.store)
+        # A temporary database dies with the process, and with it any use of stored events (restart replay).
+        self.hub = EventHub(self.store, persist=settings.db_path is not None)
         self.faults = (
             FaultInjector(settings.faults, settings.seed, max_delay=settings.fault_delay_seconds)
             if settings.faults > 0

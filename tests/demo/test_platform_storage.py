@@ -1,4 +1,4 @@
-"""The demo's document store: what is written is what is read back, in memory and on a file."""
+"""The demo's document store: what is written is what is read back, in memory and on a file; which events it keeps."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from tests.demo.conftest import ScriptedAgent, events, finished, session, settings
+from threadcase._util.serve import serving
+from threadcase.demo_instance.app import create_app
 from threadcase.demo_instance.storage import Store
 
 AWKWARD: dict[str, Any] = {
@@ -68,3 +71,37 @@ def test_rows_written_by_the_json_module_are_read_back(tmp_path: Path) -> None:
     store = Store(db)
     assert store.get("threads", "t1") == AWKWARD
     store.close()
+
+
+def test_delete_children_removes_only_the_scoped_rows_of_that_parent_scope(store: Store) -> None:
+    for thread, runs in (("t1", ("r1", "r2")), ("t2", ("r3",))):
+        for run in runs:
+            store.insert("runs", run, {"runId": run}, scope=thread)
+            for index in range(2):
+                store.insert("steps", f"{index:06d}", {"run": run, "index": index}, scope=run)
+    assert store.delete_children("steps", "runs", "t1") == 4
+    assert store.list("steps", "r1") == store.list("steps", "r2") == []
+    assert [s["index"] for s in store.list("steps", "r3")] == [0, 1]
+    assert store.count("runs") == 3  # the parents stay: deleting them is the caller's next step
+    with pytest.raises(ValueError, match="global kind"):
+        store.delete_children("steps", "messages", "t1")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("on_file", [False, True])
+async def test_events_are_stored_only_where_a_restart_could_replay_them(
+    agent: ScriptedAgent, tmp_path: Path, on_file: bool
+) -> None:
+    overrides = {"db_path": tmp_path / "demo.sqlite"} if on_file else {}
+    app = create_app(settings(**overrides), agent=agent)
+    async with serving(app) as url, session(url) as client:
+        await client.post("/rest/instance-ai/threads", json={"threadId": "t1"})
+        async with events(client, "t1") as reader:
+            await client.post("/rest/instance-ai/chat/t1", json={"message": "hello"})
+            live = await reader.until(finished)
+        # Replay after Last-Event-ID is served from memory either way.
+        async with events(client, "t1", last_event_id="1") as reader:
+            replayed = await reader.until(finished)
+        stored = app.state.platform.store.count("events", "t1")
+    assert [e["id"] for e in replayed] == [e["id"] for e in live][1:]
+    assert stored == (len(live) if on_file else 0)

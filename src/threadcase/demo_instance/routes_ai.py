@@ -68,8 +68,7 @@ async def delete_thread(thread_id: str, request: Request) -> JSONResponse:
             platform.store.delete_scope(kind, thread_id)
         platform.store.delete("cursors", thread_id)
         # Runs and their debug steps go too: nothing of a deleted conversation stays in storage.
-        for run in platform.store.list("runs", thread_id):
-            platform.store.delete_scope("steps", str(run["runId"]))
+        platform.store.delete_children("steps", "runs", thread_id)
         platform.store.delete_scope("runs", thread_id)
     platform.hub.forget(thread_id)
     return ok({"success": True})

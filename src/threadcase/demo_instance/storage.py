@@ -200,6 +200,18 @@ class Store:
             cur = self._conn.execute(f"DELETE FROM {kind} WHERE scope = ?", (scope,))
         return cur.rowcount
 
+    def delete_children(self, kind: str, parent_kind: str, parent_scope: str) -> int:
+        """Delete every document of ``kind`` whose scope is the id of a ``parent_kind`` row in
+        ``parent_scope`` (a thread's runs' steps), in one statement; returns how many."""
+        self._check(kind)
+        if not self._check(parent_kind):
+            raise ValueError(f"parent kind {parent_kind!r} must be a global kind (its ids are scopes)")
+        with self._lock:
+            cur = self._conn.execute(
+                f"DELETE FROM {kind} WHERE scope IN (SELECT id FROM {parent_kind} WHERE scope = ?)", (parent_scope,)
+            )
+        return cur.rowcount
+
     def count(self, kind: str, scope: str | None = None) -> int:
         """How many documents a scope holds."""
         self._check(kind)

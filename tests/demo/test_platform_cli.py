@@ -67,3 +67,18 @@ def test_an_unusable_path_is_a_usage_error_and_leaves_no_temp_folder(
     assert "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_served_process_tunes_its_garbage_collector_and_an_embedded_one_does_not() -> None:
+    import gc
+
+    from threadcase.demo_instance.server import demo_server_sync
+
+    before = gc.get_threshold()
+    with demo_server_sync() as url:
+        assert httpx.get(f"{url}/healthz").status_code == 200
+    assert gc.get_threshold() == before  # the runner's own process is left alone
+    probe = "import gc; from threadcase.demo_instance.server import _tune_gc; _tune_gc(); "
+    probe += "print(gc.get_threshold()[0], gc.get_freeze_count() > 0)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["10000", "True"]

@@ -14,6 +14,7 @@ thread's subscribers. The stream (``GET /rest/instance-ai/events/:threadId``):
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -208,13 +209,13 @@ class SSEResponse:
 
     async def _write(self, send: Any, body: bytes) -> None:
         await send({"type": "http.response.body", "body": body, "more_body": True})
-        self._last_write = anyio.current_time()
+        self._last_write = time.monotonic()  # the loop's clock (anyio.current_time) costs a backend lookup
 
     async def _heartbeats(self, send: Any) -> None:
         """A heartbeat comment whenever ``heartbeat`` seconds pass without a write (a task beside the stream,
         so waiting for events needs no timeout of its own: one timer per stream, not one per wake-up)."""
         while True:
-            idle = anyio.current_time() - self._last_write
+            idle = time.monotonic() - self._last_write
             if idle >= self._heartbeat:
                 await self._write(send, b": heartbeat\n\n")
             else:

@@ -95,7 +95,14 @@ def serve_forever(
     app = create_app(settings)
     _tune_gc()
     config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, timeout_graceful_shutdown=2
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        # Nothing here reads the client address, so X-Forwarded-* need not be parsed on every request.
+        proxy_headers=False,
     )
     server = _Server(config, app)
     if ready is not None:

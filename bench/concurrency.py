@@ -14,11 +14,12 @@ turn. ``turn_latency=`` prints it before the final line; the client-side run-sta
 median of the same probe is printed next to it for comparison.
 
 Timed: ``run_suite`` from its call to its return: loading the suite, lane set-up, every case, the
-journal and the reports. Not timed: importing the modules ``run_suite`` imports lazily, done just
-before the clock starts and printed as ``imports=`` — a one-off process start-up cost that measures
-the machine's bytecode cache (0.1 s with ``.pyc`` files, twice that where ``PYTHONDONTWRITEBYTECODE``
-forces compiling), not concurrency. Also printed: the harness's CPU (and per case), the demo's CPU, and
-what other processes of the machine took meanwhile (the cores are shared).
+journal and the reports. Not timed: ``prepare_process()``, what ``threadcase run`` does before its run
+(importing the modules ``run_suite`` imports lazily, settling the garbage collector), printed as
+``imports=`` — a one-off process start-up cost that measures the machine's bytecode cache (0.1 s with
+``.pyc`` files, twice that where ``PYTHONDONTWRITEBYTECODE`` forces compiling), not concurrency. Also
+printed: the harness's CPU (and per case), the demo's CPU, and what other processes of the machine took
+meanwhile (the cores are shared).
 
 Run: ``python -m bench.concurrency [--cases 200] [--turns 4] [--latency-ms 100] [--concurrency 50]``.
 """
@@ -47,7 +48,7 @@ from threadcase import wire
 from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
 from threadcase.harness.instance import InstanceClient
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings, prepare_process, run_suite
 
 # One agent step per turn: an acknowledgement the demo agent answers with one sentence and no tool
 # call or widget, so each turn costs exactly one latency L on the server and the bound is exact.
@@ -103,14 +104,6 @@ def demo_process(latency_ms: int) -> Iterator[tuple[str, int]]:
     finally:
         proc.terminate()
         proc.wait(timeout=20)
-
-
-def _import_run_modules() -> None:
-    """What ``run_suite`` imports on its first call (its conversation, loader and pipeline modules)."""
-    import threadcase.harness.conversation
-    import threadcase.harness.loader
-    import threadcase.harness.pipeline
-    import threadcase.seeds.inline  # noqa: F401
 
 
 PROBE_THREADS = 3
@@ -175,7 +168,7 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
                 output_dir=Path(tmp) / "out",
             )
             imports = time.perf_counter()
-            _import_run_modules()
+            prepare_process()  # as `threadcase run` does before its run
             imports = time.perf_counter() - imports
             started, cpu_started = time.perf_counter(), time.process_time()
             server_started, machine_started = _process_cpu(pid), _machine_busy()

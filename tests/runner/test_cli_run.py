@@ -15,9 +15,18 @@ import pytest
 from tests.runner.test_run_demo import GOLDEN, leftovers
 from threadcase.demo_instance import DemoSettings, demo_server_sync
 from threadcase.harness.cli import main
+from threadcase.harness.cli import run as run_cli
 from threadcase.harness.report import read_journal
 
 THREADCASE = Path(sys.executable).parent / "threadcase"
+
+
+@pytest.fixture(autouse=True)
+def prepared(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """In-process runs must not re-tune this test process's garbage collector: record the call instead."""
+    calls: list[int] = []
+    monkeypatch.setattr(run_cli, "prepare_process", lambda: calls.append(1))
+    return calls
 
 
 def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -28,7 +37,9 @@ def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     return (code if isinstance(code, int) else 1), out, err
 
 
-def test_run_json_green_then_report_rebuilds_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_json_green_then_report_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], prepared: list[int]
+) -> None:
     out_dir = tmp_path / "out"
     code, out, _ = _run(
         [
@@ -44,6 +55,7 @@ def test_run_json_green_then_report_rebuilds_it(tmp_path: Path, capsys: pytest.C
         capsys,
     )
     assert code == 0
+    assert prepared == [1]  # the run prepared its process once; report (below) does not
     summary = json.loads(out)
     assert summary["case_iterations"] == 2
     assert summary["units"]["passed"] > 0
@@ -53,6 +65,7 @@ def test_run_json_green_then_report_rebuilds_it(tmp_path: Path, capsys: pytest.C
     assert code == 0
     assert json.loads(out)["case_iterations"] == 2
     assert (out_dir / "report.html").exists()
+    assert prepared == [1]
 
 
 def test_a_failing_unit_exits_1_and_prints_per_case_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

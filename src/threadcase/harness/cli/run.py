@@ -21,7 +21,7 @@ from threadcase.harness.errors import ConfigError
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.report import rebuild_reports
 from threadcase.harness.report.console import ConsoleReporter, summary_lines
-from threadcase.harness.runner import RunSettings, RunSummary, run_suite
+from threadcase.harness.runner import RunSettings, RunSummary, prepare_process, run_suite
 from threadcase.harness.verdicts import CaseResult
 
 __all__ = ["report", "run"]
@@ -290,6 +290,7 @@ def run(
         with reporter:
             return await run_suite(settings, on_result=on_result, on_start=reporter.set_total)
 
+    prepare_process()
     summary = run_loop(main)
     _emit_summary(summary, as_json=as_json, console=_Console(stderr=False, highlight=False))
     sys.exit(summary.exit_code)

@@ -79,3 +79,24 @@ def test_settings_validate_flags() -> None:
     with pytest.raises(ValueError, match="must start with http"):
         RunSettings(base_urls=["localhost:5678"])
     assert default_output_dir().parts[0] == "threadcase-results"
+
+
+@pytest.mark.anyio
+async def test_the_first_wave_starts_staggered_and_later_cases_do_not_wait() -> None:
+    starts: dict[str, float] = {}
+
+    async def worker(item: str, lane: Lane) -> CaseResult:
+        starts[item] = anyio.current_time()
+        await anyio.sleep(0.001)
+        return result(item, with_record=False)
+
+    pool = LanePool([Lane("http://a", cap=3)], concurrency=3)
+    began = anyio.current_time()
+    await execute(["a", "b", "c", "d", "e"], pool, worker, key=lambda s: s, handle_signals=False, stagger=0.05)
+    first_wave = sorted(starts[k] - began for k in ("a", "b", "c"))
+    assert first_wave[0] < 0.04
+    assert 0.05 <= first_wave[1] < 0.09
+    assert 0.10 <= first_wave[2] < 0.14
+    # The fourth and fifth take the slots "a" and "b" free: no pause of their own.
+    assert starts["d"] - began < 0.06
+    assert starts["e"] - began < 0.11

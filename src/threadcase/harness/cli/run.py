@@ -119,6 +119,15 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     help="Builds at once per lane. [default: --concurrency]",
 )
 @click.option(
+    "--stagger-ms",
+    type=click.FloatRange(0, 10_000),
+    default=5.0,
+    show_default=True,
+    envvar="THREADCASE_STAGGER_MS",
+    show_envvar=True,
+    help="Pause between the starts of the first --concurrency cases (a start ramp: no burst on the instance).",
+)
+@click.option(
     "--timeout-seconds",
     type=float,
     default=900.0,
@@ -236,6 +245,7 @@ def run(
     iterations: int,
     concurrency: int,
     lane_cap: int | None,
+    stagger_ms: float,
     timeout_seconds: float,
     inactivity_seconds: float | None,
     output_dir: Path | None,
@@ -264,6 +274,7 @@ def run(
         iterations=iterations,
         concurrency=concurrency,
         lane_cap=lane_cap,
+        stagger_ms=stagger_ms,
         timeout_seconds=timeout_seconds,
         inactivity_seconds=inactivity_seconds,
         output_dir=output_dir,

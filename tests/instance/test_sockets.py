@@ -7,7 +7,9 @@ connection does: keep it alive, close it while idle, answer slowly, read slowly.
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import anyio
@@ -229,3 +231,121 @@ async def test_a_request_head_announcing_a_body_leaves_together_with_it() -> Non
     finally:
         await stream.aclose()
         theirs.close()
+
+
+_FLOOD = """
+import socket, sys
+server = socket.create_server(("127.0.0.1", 0))
+print(server.getsockname()[1], flush=True)
+conn, _ = server.accept()
+conn.recv(65536)
+conn.sendall(b"HTTP/1.1 200 OK\\r\\ncontent-type: text/event-stream\\r\\ntransfer-encoding: chunked\\r\\n\\r\\n")
+chunk = b": " + b"x" * 4000 + b"\\n\\n"
+frame = (f"{len(chunk):x}\\r\\n".encode() + chunk + b"\\r\\n") * 16
+try:
+    while True:
+        conn.sendall(frame)
+except OSError:
+    pass
+"""
+
+
+@pytest.fixture
+def flooding_peer() -> Iterator[int]:
+    """A server in another process that streams an endless answer as fast as it can; yields its port."""
+    flood = subprocess.Popen([sys.executable, "-c", _FLOOD], stdout=subprocess.PIPE, text=True)
+    try:
+        assert flood.stdout is not None
+        yield int(flood.stdout.readline())
+    finally:
+        flood.kill()
+        flood.wait(5)
+        if flood.stdout is not None:
+            flood.stdout.close()
+
+
+@pytest.mark.timeout(20)
+async def test_a_peer_sending_faster_than_we_read_cannot_hold_the_event_loop(flooding_peer: int) -> None:
+    # The peer is another process, so data is always waiting when the client reads.
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await anyio.sleep(0.01)
+            ticks += 1
+
+    async with anyio.create_task_group() as tg, _client() as client:
+        tg.start_soon(ticker)
+        began = anyio.current_time()
+        with anyio.move_on_after(0.3):
+            async with client.stream("GET", f"http://127.0.0.1:{flooding_peer}/") as response:
+                async for _ in response.aiter_bytes():
+                    pass
+        elapsed = anyio.current_time() - began
+        tg.cancel_scope.cancel()
+    assert elapsed < 2.0, "the deadline could not fire while the stream was read"
+    assert ticks >= 5, "other tasks did not run while the stream was read"
+
+
+async def test_a_family_the_kernel_lacks_is_one_failed_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    """IPv6 disabled while ``localhost`` still resolves to ::1 first: the IPv4 address is tried next."""
+    real_socket = socket.socket
+
+    def no_ipv6(family: int = socket.AF_INET, *args: object, **kwargs: object) -> socket.socket:
+        if family == socket.AF_INET6:
+            raise OSError(97, "Address family not supported by protocol")
+        return real_socket(family, *args, **kwargs)  # type: ignore[arg-type]
+
+    async def both(host: str, port: int, **kwargs: object) -> list[tuple[object, ...]]:
+        return [
+            (socket.AF_INET6, socket.SOCK_STREAM, 6, "", ("::1", port, 0, 0)),
+            (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port)),
+        ]
+
+    async with raw_server(echo) as (url, _):
+        port = int(url.rsplit(":", 1)[1])
+        monkeypatch.setattr(socket, "socket", no_ipv6)
+        monkeypatch.setattr(anyio, "getaddrinfo", both)
+        async with _client() as client:
+            assert (await client.post(f"http://localhost:{port}/", content=b"v4")).text == "echo:v4"
+
+
+@pytest.mark.timeout(20)
+async def test_a_peer_reading_a_trickle_still_hits_the_write_deadline() -> None:
+    """The write timeout bounds the whole send, not each wait for room in the socket buffer."""
+    import threading
+    import time
+
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    done = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.settimeout(1)
+            while not done.is_set():
+                taken = 0
+                try:
+                    while taken < 1 << 20:  # room for the writer every tick, well within its timeout
+                        taken += len(conn.recv(1 << 20))
+                except OSError:
+                    return
+                time.sleep(0.1)
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    try:
+        async with httpx.AsyncClient(
+            transport=plain_http_transport(LIMITS, httpx.create_ssl_context()),
+            timeout=httpx.Timeout(5.0, write=0.4),
+        ) as client:
+            began = anyio.current_time()
+            with pytest.raises(httpx.WriteTimeout):
+                await client.post(f"http://127.0.0.1:{port}/", content=b"x" * (64 * 1024 * 1024))
+            assert anyio.current_time() - began < 3.0
+    finally:
+        done.set()
+        server.close()
+        thread.join(5)

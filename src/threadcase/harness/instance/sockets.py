@@ -12,6 +12,7 @@ instances keep httpx's default transport.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import socket
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import httpcore
 import httpx
 
@@ -28,6 +30,9 @@ __all__ = ["SocketBackend", "SocketStream", "plain_http_transport"]
 # httpcore's option tuples, as its backend interface declares them.
 _SocketOption = tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
 
+
+_YIELD_EVERY = 16
+"""Reads served straight from the socket buffer before one trip through the event loop."""
 
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([0-9]+)", re.IGNORECASE)
 _CHUNKED = re.compile(rb"\r\ntransfer-encoding:[^\r\n]*chunked", re.IGNORECASE)
@@ -50,15 +55,23 @@ class SocketStream(httpcore.AsyncNetworkStream):
         self._sock = sock
         self._head = b""
         """A request head whose body is still to come: held so both leave in one send."""
+        self._reads_without_yield = 0
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109 - httpcore's interface
         if self._head:
             await self.write(b"", timeout)  # never wait for an answer to a request not fully sent
+        if self._reads_without_yield >= _YIELD_EVERY:
+            # A peer that sends faster than we read would otherwise keep every read on the fast path
+            # below and this task would hold the loop: no other case, deadline or Ctrl-C would run.
+            self._reads_without_yield = 0
+            await anyio.lowlevel.checkpoint()
         try:
             # Most reads follow a wait the pool already did, or data that is already buffered.
-            return self._sock.recv(max_bytes)
+            data = self._sock.recv(max_bytes)
+            self._reads_without_yield += 1
+            return data
         except BlockingIOError:
-            pass
+            self._reads_without_yield = 0
         except OSError as exc:
             raise httpcore.ReadError(f"{type(exc).__name__}: {exc}") from exc
         try:
@@ -83,12 +96,15 @@ class SocketStream(httpcore.AsyncNetworkStream):
             self._head = bytes(buffer)
             return
         view = memoryview(buffer)
+        deadline: float | None = None  # one deadline for the whole write, set only if it has to wait
         try:
             while view:
                 try:
                     sent = self._sock.send(view)
                 except BlockingIOError:
-                    with anyio.fail_after(timeout):
+                    if deadline is None and timeout is not None:
+                        deadline = anyio.current_time() + timeout
+                    with anyio.fail_at(deadline if deadline is not None else math.inf):
                         await anyio.wait_writable(self._sock)
                     continue
                 view = view[sent:]
@@ -147,7 +163,13 @@ class SocketBackend(httpcore.AsyncNetworkBackend):
         try:
             with anyio.fail_after(timeout):
                 for family, kind, proto, _name, address in await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM):
-                    sock = socket.socket(family, kind, proto)
+                    try:
+                        # Inside the try: a family the kernel lacks (IPv6 disabled, ::1 still listed
+                        # for localhost) is one failed address, and the next one is tried.
+                        sock = socket.socket(family, kind, proto)
+                    except OSError as exc:
+                        errors.append(f"{address[0]}:{address[1]}: {exc.strerror or exc}")
+                        continue
                     try:
                         sock.setblocking(False)
                         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)

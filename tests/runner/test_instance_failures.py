@@ -77,3 +77,22 @@ async def test_a_seed_that_cannot_be_restored_is_a_failed_premise_not_an_error(t
     assert {v["status"] for v in result["verdicts"]} == {"not_judged"}
     assert {v["attribution"] for v in result["verdicts"]} == {"framework_issue"}
     assert summary.exit_code == 3  # nothing judged: never green
+
+
+@pytest.mark.anyio
+async def test_a_listing_refused_while_opening_the_lane_is_a_plain_instance_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the lane's snapshot lists four things at once, and a refusal came out wrapped in an
+    exception group, which the CLI reported as an internal error without the call and status."""
+    from threadcase.harness.instance import InstanceClient
+
+    async def refused(self: InstanceClient) -> list[object]:
+        raise InstanceError("instance refused the call", method="GET", path="/rest/workflows", status=500)
+
+    monkeypatch.setattr(InstanceClient, "list_workflows", refused)
+    with pytest.raises(InstanceError) as caught:
+        await run_suite(
+            RunSettings(suite=GOLDEN, filter="build-single-prompt", output_dir=tmp_path / "out", models=ModelSettings())
+        )
+    assert (caught.value.path, caught.value.status) == ("/rest/workflows", 500)

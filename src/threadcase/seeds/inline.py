@@ -16,14 +16,15 @@ better: once per lane before any case is safest).
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase import wire
+from threadcase._util.fanout import fan_out
 from threadcase.harness import schema
 from threadcase.harness.errors import InstanceError, SeedingError
 from threadcase.harness.instance import InstanceClient
@@ -132,21 +133,28 @@ class RestoredSeed(BaseModel):
 async def take_snapshot(client: InstanceClient, project_id: str) -> InstanceSnapshot:
     """Record the workflows, folders, projects and tables that exist now (pre-run ids).
 
-    The four listings are independent reads, so they go at once: this runs before any case starts.
+    The four listings are independent reads, so they go at once (this runs before any case starts);
+    a failure comes out as the plain :class:`InstanceError` it is, never wrapped in a group.
     """
-    workflows: list[Any] = []
-    folders: list[Any] = []
-    projects: list[Any] = []
-    tables: list[Any] = []
+    listings: list[tuple[Callable[[], Awaitable[list[Any]]], bool]] = [
+        (client.list_workflows, False),
+        (lambda: client.list_folders(project_id), True),
+        (client.list_projects, True),
+        (lambda: client.list_data_tables(project_id), True),
+    ]
 
-    async def read(call: Any, into: list[Any], *, optional: bool) -> None:
-        into.extend(await (_optional(call, []) if optional else call))
+    async def read(listing: tuple[Callable[[], Awaitable[list[Any]]], bool]) -> list[Any] | InstanceError:
+        call, optional = listing
+        try:
+            return list(await (_optional(call(), []) if optional else call()))
+        except InstanceError as exc:
+            return exc
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(partial(read, client.list_workflows(), workflows, optional=False))
-        tg.start_soon(partial(read, client.list_folders(project_id), folders, optional=True))
-        tg.start_soon(partial(read, client.list_projects(), projects, optional=True))
-        tg.start_soon(partial(read, client.list_data_tables(project_id), tables, optional=True))
+    results = await fan_out(listings, read, limit=len(listings))
+    for outcome in results:
+        if isinstance(outcome, InstanceError):
+            raise outcome
+    workflows, folders, projects, tables = (r for r in results if not isinstance(r, InstanceError))
     return InstanceSnapshot(
         project_id=project_id,
         workflows={w.id: w.name for w in workflows},

@@ -183,3 +183,37 @@ async def test_lines_decode_utf8_split_inside_a_character() -> None:
     text = "data: café ✓\n".encode()
     response = httpx.Response(200, stream=_Chunks([text[:10], text[10:]]))
     assert [line async for line in _lines(response)] == ["data: café ✓"]
+
+
+async def test_lines_keep_a_long_line_whole_and_a_lone_cr_before_plain_text_is_a_line_end() -> None:
+    from threadcase.harness.instance.sse import _lines
+
+    long_line = b"data: " + b"x" * 300_000
+    chunks = [long_line[i : i + 4096] for i in range(0, len(long_line), 4096)] + [b"\r", b"id: 2", b"\n\n"]
+    response = httpx.Response(200, stream=_Chunks(chunks))
+    assert [line async for line in _lines(response)] == [long_line.decode(), "id: 2", ""]
+
+
+async def test_waiting_for_a_background_stream_is_bounded(
+    fake_instance: tuple[FakeInstance, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextlib import asynccontextmanager
+
+    from tests.instance.fake_instance import PASSWORD
+    from threadcase.harness.instance.models import ClientTimeouts
+
+    @asynccontextmanager
+    async def never_answers(
+        self: InstanceClient, path: str, last_event_id: str | None
+    ) -> AsyncIterator[httpx.Response]:
+        await anyio.sleep_forever()
+        yield httpx.Response(200)  # pragma: no cover - never reached
+
+    _, url = fake_instance
+    quick = ClientTimeouts(connect=0.05, stream_read=0.05)
+    async with InstanceClient(url, email="owner@example.com", password=PASSWORD, timeouts=quick) as client:
+        monkeypatch.setattr(InstanceClient, "_open_stream", never_answers)
+        with anyio.fail_after(5):
+            async with client.subscribe("t1", connect_in_background=True) as sub:
+                with pytest.raises(InstanceError, match="did not connect within"):
+                    await sub.ready()

@@ -91,12 +91,11 @@ async def test_the_first_wave_starts_staggered_and_later_cases_do_not_wait() -> 
         return result(item, with_record=False)
 
     pool = LanePool([Lane("http://a", cap=3)], concurrency=3)
-    began = anyio.current_time()
     await execute(["a", "b", "c", "d", "e"], pool, worker, key=lambda s: s, handle_signals=False, stagger=0.05)
-    first_wave = sorted(starts[k] - began for k in ("a", "b", "c"))
-    assert first_wave[0] < 0.04
-    assert 0.05 <= first_wave[1] < 0.09
-    assert 0.10 <= first_wave[2] < 0.14
-    # The fourth and fifth take the slots "a" and "b" free: no pause of their own.
-    assert starts["d"] - began < 0.06
-    assert starts["e"] - began < 0.11
+    # Lower bounds only: a loaded machine may oversleep, never undersleep.
+    assert starts["b"] - starts["a"] >= 0.045
+    assert starts["c"] - starts["b"] >= 0.045
+    # The fourth and fifth take the slots earlier cases free, with no pause of their own: both start
+    # long before the last of the first wave would let a staggered one in.
+    assert starts["d"] < starts["b"]
+    assert starts["e"] < starts["c"]

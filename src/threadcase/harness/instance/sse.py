@@ -89,19 +89,24 @@ async def _lines(response: httpx.Response) -> AsyncIterator[str]:
 
     httpx's ``aiter_lines`` goes through two more generator layers (incremental text decoding, then
     line splitting) for every chunk; the format is UTF-8 by definition, so lines are split as bytes.
+    Chunks without a line end are only collected, so a long line costs its length, not its square.
     """
-    pending = b""
+    parts: list[bytes] = []
     async for chunk in response.aiter_bytes():
-        pending += chunk
+        if b"\n" not in chunk and b"\r" not in chunk and not (parts and parts[-1].endswith(b"\r")):
+            parts.append(chunk)
+            continue
+        pending = b"".join(parts) + chunk if parts else chunk
         # A CR at the very end may be the first half of a CRLF split across chunks: wait for the next.
         held = pending.endswith(b"\r")
-        *complete, pending = _LINE_BREAK.split(pending[:-1] if held else pending)
+        *complete, rest = _LINE_BREAK.split(pending[:-1] if held else pending)
         if held:
-            pending += b"\r"
+            rest += b"\r"
+        parts = [rest] if rest else []
         for line in complete:
             yield line.decode("utf-8", errors="replace")
-    if pending:
-        yield pending.rstrip(b"\r").decode("utf-8", errors="replace")
+    if parts:
+        yield b"".join(parts).rstrip(b"\r").decode("utf-8", errors="replace")
 
 
 def decode_event(message: ServerSentEvent) -> wire.Event | None:
@@ -247,10 +252,19 @@ class EventSubscription:
                 self._receive.close()
 
     async def ready(self) -> None:
-        """Return once the server has accepted the stream; raise :class:`InstanceError` if it never will."""
-        await self._connected.wait()
+        """Return once the server has accepted the stream; raise :class:`InstanceError` if it never will.
+
+        Bounded by what the connecting itself may take (three attempts, each a connect and a wait for
+        the answer's head), so a caller can never wait here for longer than the stream could.
+        """
+        t = self._client.timeouts
+        bound = 3 * (t.connect + t.stream_read) + 2 * self._reconnect_wait(2)
+        with anyio.move_on_after(bound):
+            await self._connected.wait()
         if self._connect_error is not None:
             raise self._connect_error
+        if not self._connected.is_set():
+            raise InstanceError(f"event stream did not connect within {bound:.0f} s", method="GET", path=self.path)
 
     def _closed(self) -> InstanceError:
         self._failure = InstanceError("event stream closed", method="GET", path=self.path)

@@ -37,6 +37,7 @@ from threadcase.harness.instance import EventSubscription, InstanceClient
 from threadcase.harness.lanes import Lane
 from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
+from threadcase.harness.schema import Case
 from threadcase.harness.transcript import RunRecord, SeedOutcome, utc_now
 from threadcase.harness.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
@@ -247,7 +248,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     )
 
 
-def _has_scenario_tables(case: Any) -> bool:
+def _has_scenario_tables(case: Case) -> bool:
     return any(scenario.seed_data_tables for scenario in case.execution_scenarios)
 
 

@@ -70,13 +70,6 @@ class EventLog:
             self._changed = anyio.Event()
         await self._changed.wait()
 
-    async def wait(self, seconds: float) -> bool:
-        """Wait for a new event (or close); False when ``seconds`` passed first."""
-        with anyio.move_on_after(seconds):
-            await self.changed()
-            return True
-        return False
-
 
 class EventHub:
     """The event logs of every thread, created on first use."""

@@ -538,31 +538,30 @@ class RunManager:
         if status == "error":
             log.append("error", {"message": reason or "the agent failed"}, run_id=run.run_id)
         memory_task = None
-        if thread is not None:
-            with self.store.tx():
-                if run.blocks:
-                    message = {
-                        "id": f"msg_{uuid.uuid4().hex}",
-                        "role": "assistant",
-                        "type": "llm",
-                        "content": run.blocks,
-                        "createdAt": utc_now(),
-                        "seeded": False,
-                        "runId": run.run_id,
-                    }
-                    self.store.insert("messages", str(message["id"]), message, scope=run.thread_id)
-                    if run.visible is not None:
-                        run.visible.append(message)
-                        run.visible_tokens += visible_tokens([message])
-                        run.message_count += 1
-                if turn is not None:
-                    thread["agentState"] = turn.state
-                    self.store.put("threads", run.thread_id, thread, scope=thread.get("ownerId"))
-                # The run's row is only ever written by its start and here: no need to read it back.
-                doc = {**run.doc(status), "finishedAt": utc_now(), "reason": reason}
-                self.store.put("runs", run.run_id, doc, scope=run.thread_id)
-            if status == "completed":
-                memory_task = self._maybe_queue_memory(run)
+        with self.store.tx():
+            if run.blocks:
+                message = {
+                    "id": f"msg_{uuid.uuid4().hex}",
+                    "role": "assistant",
+                    "type": "llm",
+                    "content": run.blocks,
+                    "createdAt": utc_now(),
+                    "seeded": False,
+                    "runId": run.run_id,
+                }
+                self.store.insert("messages", str(message["id"]), message, scope=run.thread_id)
+                if run.visible is not None:
+                    run.visible.append(message)
+                    run.visible_tokens += visible_tokens([message])
+                    run.message_count += 1
+            if turn is not None:
+                thread["agentState"] = turn.state
+                self.store.put("threads", run.thread_id, thread, scope=thread.get("ownerId"))
+            # The run's row is only ever written by its start and here: no need to read it back.
+            doc = {**run.doc(status), "finishedAt": utc_now(), "reason": reason}
+            self.store.put("runs", run.run_id, doc, scope=run.thread_id)
+        if status == "completed":
+            memory_task = self._maybe_queue_memory(run)
         self.active.pop(run.thread_id, None)
         finish: dict[str, Any] = {"runId": run.run_id, "status": status}
         if reason:

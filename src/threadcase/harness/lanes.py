@@ -86,7 +86,7 @@ class LanePool:
         still_waiting: deque[_Waiter] = deque()
         while self._waiting:
             waiter = self._waiting.popleft()
-            lane_for = self._pick(waiter.key) if self.active < self.concurrency else None
+            lane_for = self._pick(waiter.key)
             if lane_for is None:
                 still_waiting.append(waiter)
                 if self.active >= self.concurrency:

@@ -32,12 +32,11 @@ from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.errors import ReplayError, RunError, SeedingError
 from threadcase.harness.grading import grade_case
 from threadcase.harness.grading.calibration import CalibrationResult
-from threadcase.harness.grading.execution import prepare_scenario_tables
+from threadcase.harness.grading.execution import declared_scenario_tables, prepare_scenario_tables
 from threadcase.harness.instance import EventSubscription, InstanceClient
 from threadcase.harness.lanes import Lane
 from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
-from threadcase.harness.schema import Case
 from threadcase.harness.transcript import RunRecord, SeedOutcome, utc_now
 from threadcase.harness.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
@@ -153,7 +152,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
             await client.create_thread(thread_id, resources.project_id, source_context=source_context)
             async with contextlib.AsyncExitStack() as streams:
                 events: EventSubscription | None = None
-                if case.seed is None and not _has_scenario_tables(case):
+                if case.seed is None and not declared_scenario_tables(case):
                     # Only the credential pin happens on the thread before the first message, so the
                     # event stream connects meanwhile: one round trip less before every conversation.
                     events = await streams.enter_async_context(client.subscribe(thread_id, connect_in_background=True))
@@ -246,10 +245,6 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
         error=error,
         judge={k: v for k, v in judge.items() if v is None or isinstance(v, str | int | float)},
     )
-
-
-def _has_scenario_tables(case: Case) -> bool:
-    return any(scenario.seed_data_tables for scenario in case.execution_scenarios)
 
 
 _SETTLED = frozenset({"done", "script-exhausted", "budget", "single-prompt"})

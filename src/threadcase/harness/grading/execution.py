@@ -39,6 +39,7 @@ from threadcase.wire import (
 
 __all__ = [
     "ScenarioClient",
+    "declared_scenario_tables",
     "pick_workflow",
     "prepare_scenario_tables",
     "render_execution_trace",
@@ -152,6 +153,15 @@ def _table_request(tables: list[schema.ScenarioTable]) -> list[dict[str, Any]]:
     return [{"id": t.id, "name": t.name, "columns": [c.model_dump() for c in t.columns]} for t in tables]
 
 
+def declared_scenario_tables(case: schema.Case) -> list[schema.ScenarioTable]:
+    """The tables the case's execution scenarios seed, each once (by id, first declaration wins)."""
+    unique: dict[str, schema.ScenarioTable] = {}
+    for scenario in case.execution_scenarios:
+        for table in scenario.seed_data_tables:
+            unique.setdefault(table.id, table)
+    return list(unique.values())
+
+
 async def prepare_scenario_tables(client: ScenarioClient, case: schema.Case, *, thread_id: str) -> list[str]:
     """Create the case's scenario tables, empty, before the build turn; returns the created ids.
 
@@ -160,15 +170,10 @@ async def prepare_scenario_tables(client: ScenarioClient, case: schema.Case, *, 
     scenario just before it runs. Call it before the conversation (the runner's job); the caller
     deletes the returned ids at cleanup.
     """
-    unique: dict[str, schema.ScenarioTable] = {}
-    for scenario in case.execution_scenarios:
-        for table in scenario.seed_data_tables:
-            unique.setdefault(table.id, table)
-    if not unique:
+    tables = declared_scenario_tables(case)
+    if not tables:
         return []
-    created = await client.restore_thread(
-        RestoreThreadRequest(threadId=thread_id, dataTables=_table_request(list(unique.values())))
-    )
+    created = await client.restore_thread(RestoreThreadRequest(threadId=thread_id, dataTables=_table_request(tables)))
     return list(created.dataTableIds)
 
 

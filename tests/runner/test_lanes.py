@@ -1,4 +1,5 @@
-"""The lane pool: concurrency cap, per-lane cap, one case key per lane, work shared across lanes."""
+"""The lane pool: admission, conversation slots (concurrency, per-lane cap), one case key per lane,
+housekeeping, work shared across lanes."""
 
 from __future__ import annotations
 
@@ -13,33 +14,40 @@ from threadcase.harness.lanes import Lane, LanePool
 async def test_caps_and_same_case_never_twice_on_one_lane() -> None:
     pool = LanePool([Lane("http://a", cap=3), Lane("http://b", cap=3)], concurrency=4)
     running: dict[tuple[str, str], int] = {}
-    per_lane: dict[str, int] = {"http://a": 0, "http://b": 0}
-    peak_lane = {"http://a": 0, "http://b": 0}
-    keys = [f"case-{i % 3}" for i in range(18)]
+    conversing = {"http://a": 0, "http://b": 0}
+    peak_conversing = {"http://a": 0, "http://b": 0}
+    keys = [f"case-{i % 6}" for i in range(36)]
 
     async def work(key: str) -> str:
         async with pool.lease(key) as lane:
             slot = (lane.base_url, key)
             running[slot] = running.get(slot, 0) + 1
             assert running[slot] == 1, "same case twice at once on one lane"
-            per_lane[lane.base_url] += 1
-            peak_lane[lane.base_url] = max(peak_lane[lane.base_url], per_lane[lane.base_url])
-            await anyio.sleep(0.01)
-            per_lane[lane.base_url] -= 1
+            await anyio.sleep(0.002)  # set-up
+            async with pool.conversation(lane, key):
+                conversing[lane.base_url] += 1
+                peak_conversing[lane.base_url] = max(peak_conversing[lane.base_url], conversing[lane.base_url])
+                assert sum(conversing.values()) <= 4
+                await anyio.sleep(0.01)
+                conversing[lane.base_url] -= 1
+            await anyio.sleep(0.002)  # clean-up
             running[slot] -= 1
             return lane.base_url
 
     lanes = await fan_out(keys, work, limit=len(keys))
     assert pool.peak == 4
-    assert max(peak_lane.values()) <= 3
+    assert max(peak_conversing.values()) <= 3
+    # Admission lets in a conversation's worth more, to set up ahead: twice the concurrency at most.
+    assert 4 < pool.peak_admitted <= 8
     assert set(lanes) == {"http://a", "http://b"}
     assert pool.active == 0
+    assert pool.conversing == 0
 
 
 @pytest.mark.anyio
 async def test_a_blocked_case_does_not_hold_capacity() -> None:
     """Three iterations of one slow case plus a quick one: the quick one runs at once beside it."""
-    pool = LanePool([Lane("http://a", cap=4)], concurrency=4)
+    pool = LanePool([Lane("http://a", cap=2)], concurrency=2)
     finished: list[str] = []
 
     async def work(key: str) -> None:
@@ -93,7 +101,8 @@ async def test_a_slot_handed_to_a_waiter_cancelled_that_instant_goes_to_the_next
                 ran.append(key)
 
     with anyio.fail_after(2):
-        async with anyio.create_task_group() as tg, pool.lease("holder"):
+        # Concurrency 1 admits two (one conversing, one set up ahead): both are taken.
+        async with anyio.create_task_group() as tg, pool.lease("holder"), pool.lease("holder-2"):
             tg.start_soon(wait_in, doomed, "doomed")
             tg.start_soon(wait_in, anyio.CancelScope(), "next")
             await anyio.sleep(0.01)  # both are queued now
@@ -101,3 +110,103 @@ async def test_a_slot_handed_to_a_waiter_cancelled_that_instant_goes_to_the_next
             doomed.cancel()
     assert ran == ["next"]
     assert pool.active == 0
+
+
+@pytest.mark.anyio
+async def test_a_case_set_up_ahead_takes_a_freed_conversation_slot_at_once() -> None:
+    """Concurrency 1: the second case sets up while the first converses, then converses the moment
+    the first hands its slot on, before the first has finished cleaning up."""
+    pool = LanePool([Lane("http://a", cap=1)], concurrency=1)
+    log: list[str] = []
+
+    async def work(key: str) -> None:
+        async with pool.lease(key) as lane:
+            log.append(f"{key} set up")
+            async with pool.conversation(lane, key):
+                log.append(f"{key} converses")
+                await anyio.sleep(0.02)
+            log.append(f"{key} cleans up")
+            await anyio.sleep(0.02)
+            log.append(f"{key} done")
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(work, "first")
+            await anyio.sleep(0.001)
+            tg.start_soon(work, "second")
+    assert log == [
+        "first set up",
+        "first converses",
+        "second set up",
+        "first cleans up",
+        "second converses",
+        "first done",
+        "second cleans up",
+        "second done",
+    ]
+    assert pool.peak == 1
+    assert pool.peak_admitted == 2
+
+
+@pytest.mark.anyio
+async def test_conversation_slots_respect_each_lane_cap_and_go_to_waiters_in_arrival_order() -> None:
+    pool = LanePool([Lane("http://a", cap=1), Lane("http://b", cap=2)], concurrency=3)
+    a, b = pool.lanes
+    order: list[str] = []
+
+    async def converse(lane: Lane, key: str) -> None:
+        async with pool.conversation(lane, key):
+            order.append(key)
+            await anyio.sleep(0.02)
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg:
+            for lane, key in ((a, "a1"), (a, "a2"), (b, "b1"), (b, "b2"), (a, "a3")):
+                tg.start_soon(converse, lane, key)
+                await anyio.sleep(0.001)
+    # Lane a holds one conversation: a2 waits for a1 although the run has room, and does not hold
+    # up b1 and b2 behind it; a3 comes after a2.
+    assert order == ["a1", "b1", "b2", "a2", "a3"]
+    assert pool.peak == 3
+    assert pool.conversing == 0
+
+
+@pytest.mark.anyio
+async def test_a_cancelled_conversation_waiter_gives_its_slot_back() -> None:
+    pool = LanePool([Lane("http://a", cap=1)], concurrency=1)
+    (lane,) = pool.lanes
+    doomed = anyio.CancelScope()
+    ran: list[str] = []
+
+    async def wait_in(scope: anyio.CancelScope, key: str) -> None:
+        with scope:
+            async with pool.conversation(lane, key):
+                ran.append(key)
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg, pool.conversation(lane, "holder"):
+            tg.start_soon(wait_in, doomed, "doomed")
+            tg.start_soon(wait_in, anyio.CancelScope(), "next")
+            await anyio.sleep(0.01)
+            doomed.cancel()  # handed the slot on release, cancelled before it runs
+    assert ran == ["next"]
+    assert pool.conversing == 0
+
+
+@pytest.mark.anyio
+async def test_housekeeping_lets_a_few_set_ups_through_at_once_per_lane() -> None:
+    pool = LanePool([Lane("http://a", cap=48), Lane("http://b", cap=8)], concurrency=56)
+    a, b = pool.lanes
+    inside = {"http://a": 0, "http://b": 0}
+    peak = {"http://a": 0, "http://b": 0}
+
+    async def set_up(lane: Lane) -> None:
+        async with pool.housekeeping(lane):
+            inside[lane.base_url] += 1
+            peak[lane.base_url] = max(peak[lane.base_url], inside[lane.base_url])
+            await anyio.sleep(0.005)
+            inside[lane.base_url] -= 1
+
+    await fan_out([a] * 20 + [b] * 20, set_up, limit=40)
+    # One per twelve conversation slots, at least two.
+    assert peak == {"http://a": 4, "http://b": 2}

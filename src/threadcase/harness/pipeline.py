@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import json
 import logging
+import math
 import re
 import time
 import uuid
@@ -34,7 +35,7 @@ from threadcase.harness.grading import grade_case
 from threadcase.harness.grading.calibration import CalibrationResult
 from threadcase.harness.grading.execution import declared_scenario_tables, prepare_scenario_tables
 from threadcase.harness.instance import EventSubscription, InstanceClient
-from threadcase.harness.lanes import Lane
+from threadcase.harness.lanes import Lane, LanePool
 from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.transcript import RunRecord, SeedOutcome, utc_now
@@ -117,8 +118,12 @@ def _error_info(exc: BaseException) -> ErrorInfo:
     return ErrorInfo(type=type(exc).__name__, message=message[:2000], attribution=attribution)
 
 
-async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseResult:
-    """Run one case-iteration on ``lane`` and grade it; every failure inside becomes the result."""
+async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: LanePool | None = None) -> CaseResult:
+    """Run one case-iteration on ``lane`` and grade it; every failure inside becomes the result.
+
+    With ``pool`` (the runner's), set-up and clean-up pass the lane's housekeeping gate and the
+    conversation waits for one of the pool's conversation slots; without it nothing is gated.
+    """
     resources: LaneResources = lane.state["resources"]
     client = resources.pick()
     loaded = item.case
@@ -143,68 +148,82 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
     premises: list[PremiseResult] = []
     judge: dict[str, Any] = {}
     error: ErrorInfo | None = None
+    housekeeping: contextlib.AbstractAsyncContextManager[Any] = (
+        pool.housekeeping(lane) if pool is not None else contextlib.nullcontext()
+    )
+    slot_wait = 0.0
     try:
-        with anyio.fail_after(_deadline(config, item)):
+        with anyio.fail_after(_deadline(config, item)) as deadline:
             source_context: dict[str, Any] = {"evalCase": loaded.slug, "evalIteration": item.iteration}
-            # Set before the call: a Ctrl-C while the request is in flight may still have created it, and
-            # deleting a thread that does not exist is harmless.
-            thread_created = True
-            await client.create_thread(thread_id, resources.project_id, source_context=source_context)
             async with contextlib.AsyncExitStack() as streams:
                 events: EventSubscription | None = None
-                if case.seed is None and not declared_scenario_tables(case):
-                    # Only the credential pin happens on the thread before the first message, so the
-                    # event stream connects meanwhile: one round trip less before every conversation.
-                    events = await streams.enter_async_context(client.subscribe(thread_id, connect_in_background=True))
-                await credentials.seed(thread_id, list(case.credentials))
-                # Before the build, so the agent can find the scenario's table and bind its real id.
-                scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
                 live_opening: str | None = None
                 seed_failed = False
-                if case.seed is not None:
-                    snapshot = resources.snapshot or InstanceSnapshot(project_id=resources.project_id)
-                    try:
-                        if case.seed.mode == "inline":
-                            seed = await restore_inline_seed(
-                                client,
-                                case.seed,
-                                thread_id=thread_id,
-                                project_id=resources.project_id,
-                                run_suffix=run_suffix,
-                                snapshot=snapshot,
-                            )
-                        else:
-                            from threadcase.seeds.replay import restore_replay_seed
+                async with housekeeping:
+                    # Set before the call: a Ctrl-C while the request is in flight may still have created
+                    # it, and deleting a thread that does not exist is harmless.
+                    thread_created = True
+                    await client.create_thread(thread_id, resources.project_id, source_context=source_context)
+                    if case.seed is None and not declared_scenario_tables(case):
+                        # Only the credential pin happens on the thread before the first message, so the
+                        # event stream connects meanwhile: one round trip less before every conversation.
+                        events = await streams.enter_async_context(
+                            client.subscribe(thread_id, connect_in_background=True)
+                        )
+                    await credentials.seed(thread_id, list(case.credentials))
+                    # Before the build, so the agent can find the scenario's table and bind its real id.
+                    scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
+                    if case.seed is not None:
+                        snapshot = resources.snapshot or InstanceSnapshot(project_id=resources.project_id)
+                        try:
+                            if case.seed.mode == "inline":
+                                seed = await restore_inline_seed(
+                                    client,
+                                    case.seed,
+                                    thread_id=thread_id,
+                                    project_id=resources.project_id,
+                                    run_suffix=run_suffix,
+                                    snapshot=snapshot,
+                                )
+                            else:
+                                from threadcase.seeds.replay import restore_replay_seed
 
-                            seed, live_opening = await restore_replay_seed(
-                                client,
-                                case.seed,
-                                thread_id=thread_id,
-                                project_id=resources.project_id,
-                                run_suffix=run_suffix,
-                                snapshot=snapshot,
-                                replay_dir=config.replay_dir,
-                            )
-                        record.seed = seed.outcome
-                    except (SeedingError, ReplayError) as exc:
-                        # A premise of the case, not a crash: graded below, every unit not judged with the reason.
-                        seed_failed = True
-                        record.seed = SeedOutcome(mode=case.seed.mode, restored=False, error=str(exc)[:2000])
+                                seed, live_opening = await restore_replay_seed(
+                                    client,
+                                    case.seed,
+                                    thread_id=thread_id,
+                                    project_id=resources.project_id,
+                                    run_suffix=run_suffix,
+                                    snapshot=snapshot,
+                                    replay_dir=config.replay_dir,
+                                )
+                            record.seed = seed.outcome
+                        except (SeedingError, ReplayError) as exc:
+                            # A premise of the case, not a crash: graded below, every unit not judged with the reason.
+                            seed_failed = True
+                            record.seed = SeedOutcome(mode=case.seed.mode, restored=False, error=str(exc)[:2000])
                 if not seed_failed:
-                    record = await converse(
-                        case,
-                        client=client,
-                        thread_id=thread_id,
-                        project_id=resources.project_id,
-                        seed=seed,
-                        live_opening=live_opening,
-                        credentials=credentials,
-                        models=config.models,
-                        budgets=config.budgets,
-                        record=record,
-                        headers=config.headers,
-                        events=events,
-                    )
+                    # Waiting for a free conversation slot is the run's pace, not this case's time: the
+                    # deadline stops meanwhile, and the wait is not in the case's seconds.
+                    queued, remaining = time.perf_counter(), deadline.deadline - anyio.current_time()
+                    deadline.deadline = math.inf
+                    async with pool.conversation(lane, item.key) if pool is not None else contextlib.nullcontext():
+                        deadline.deadline = anyio.current_time() + remaining
+                        slot_wait = time.perf_counter() - queued
+                        record = await converse(
+                            case,
+                            client=client,
+                            thread_id=thread_id,
+                            project_id=resources.project_id,
+                            seed=seed,
+                            live_opening=live_opening,
+                            credentials=credentials,
+                            models=config.models,
+                            budgets=config.budgets,
+                            record=record,
+                            headers=config.headers,
+                            events=events,
+                        )
             settled = seed_failed or record.ended_by in _SETTLED
             record.finished_at = record.finished_at or utc_now()
             grading = await grade_case(
@@ -227,7 +246,8 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
         # never for the run's output.
         logger.debug("unexpected failure in case %s iteration %d", loaded.slug, item.iteration, exc_info=True)
         error = _error_info(exc)
-    await _cleanup(client, resources, config, record, seed, credentials, thread_created, scenario_tables, settled)
+    async with housekeeping:
+        await _cleanup(client, resources, config, record, seed, credentials, thread_created, scenario_tables, settled)
     finished = utc_now()
     return CaseResult(
         run_id=config.run_id,
@@ -237,7 +257,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig) -> CaseRe
         lane=lane.base_url,
         started_at=started,
         finished_at=finished,
-        seconds=round(time.perf_counter() - clock, 3),
+        seconds=round(time.perf_counter() - clock - slot_wait, 3),
         status=case_status(verdicts, error),
         verdicts=verdicts,
         premises=premises,

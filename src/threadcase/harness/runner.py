@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import itertools
 import signal
 import threading
 import uuid
@@ -72,17 +71,10 @@ class RunSettings(BaseModel):
     password: SecretStr | None = None
     iterations: int = Field(default=1, ge=1, le=1000)
     concurrency: int = Field(default=8, ge=1, le=1000)
-    """Case-iterations running at once, across all lanes."""
+    """Conversations running at once, across all lanes. Up to as many more case-iterations may be
+    setting up ahead of a free slot or cleaning up after one (see ``harness/lanes.py``)."""
     lane_cap: int | None = Field(default=None, ge=1)
-    """Builds running at once on one lane; None = ``concurrency``."""
-    stagger_ms: float = Field(default=5.0, ge=0.0, le=10_000.0)
-    """Pause between the starts of the first ``concurrency`` case-iterations (a start ramp).
-
-    Started in one instant, the first wave opens every thread and sends every first message at once,
-    and with similar turn times its cases keep finishing together: each wave boundary then piles the
-    cleanup, grading and set-up of all of them onto one moment (a queue on the harness and the
-    instance, and a burst on the instance's model provider). Spread at the start, they stay spread.
-    At 50 concurrent cases the ramp is a quarter second; bench.concurrency measured ~5% less wall."""
+    """Conversations (builds) running at once on one lane; None = ``concurrency``."""
     timeout_seconds: float = Field(default=900.0, gt=0)
     """Budget of one user turn (``complex`` cases get 1.5×)."""
     output_dir: Path | None = None
@@ -143,24 +135,19 @@ async def execute(
     key: Callable[[T], str],
     on_result: Callable[[CaseResult], None] | None = None,
     handle_signals: bool = True,
-    stagger: float = 0.0,
 ) -> tuple[list[CaseResult], bool]:
     """Run ``items`` through ``worker`` on the pool's lanes; returns (finished results, interrupted).
 
     ``on_result`` sees each result the moment it exists (the journal appends there). SIGINT/SIGTERM,
     when ``handle_signals`` and we are on the main thread, stop the run: nothing new starts, running
-    workers are cancelled (their cleanup is theirs, shielded). The first ``pool.concurrency`` workers
-    start ``stagger`` seconds apart, each holding its slot meanwhile (see ``RunSettings.stagger_ms``).
+    workers are cancelled (their cleanup is theirs, shielded). A worker holds its lane from admission
+    to its return; the pool's conversation and housekeeping gates are the worker's to pass.
     """
     finished: list[CaseResult] = []
     interrupted = False
-    admitted = itertools.count()
 
     async def one(item: T) -> None:
         async with pool.lease(key(item)) as lane:
-            order = next(admitted)
-            if stagger > 0 and order < pool.concurrency:
-                await anyio.sleep(order * stagger)
             result = await worker(item, lane)
         finished.append(result)
         if on_result is not None:
@@ -412,7 +399,7 @@ async def run_suite(
                     on_result(result)
 
             async def worker(item: WorkItem, lane: Lane) -> CaseResult:
-                return await run_case(item, lane, config)
+                return await run_case(item, lane, config, pool)
 
             results, interrupted = await execute(
                 items,
@@ -420,7 +407,6 @@ async def run_suite(
                 worker,
                 key=lambda item: item.key,
                 on_result=record,
-                stagger=settings.stagger_ms / 1000,
             )
     summary = build_summary(
         results,

@@ -109,23 +109,14 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     show_default=True,
     envvar="THREADCASE_CONCURRENCY",
     show_envvar=True,
-    help="Case-iterations at once, across lanes.",
+    help="Conversations at once, across lanes (as many more cases may set up or clean up meanwhile).",
 )
 @click.option(
     "--lane-cap",
     type=int,
     envvar="THREADCASE_LANE_CAP",
     show_envvar=True,
-    help="Builds at once per lane. [default: --concurrency]",
-)
-@click.option(
-    "--stagger-ms",
-    type=click.FloatRange(0, 10_000),
-    default=5.0,
-    show_default=True,
-    envvar="THREADCASE_STAGGER_MS",
-    show_envvar=True,
-    help="Pause between the starts of the first --concurrency cases (a start ramp: no burst on the instance).",
+    help="Conversations (builds) at once per lane. [default: --concurrency]",
 )
 @click.option(
     "--timeout-seconds",
@@ -245,7 +236,6 @@ def run(
     iterations: int,
     concurrency: int,
     lane_cap: int | None,
-    stagger_ms: float,
     timeout_seconds: float,
     inactivity_seconds: float | None,
     output_dir: Path | None,
@@ -274,7 +264,6 @@ def run(
         iterations=iterations,
         concurrency=concurrency,
         lane_cap=lane_cap,
-        stagger_ms=stagger_ms,
         timeout_seconds=timeout_seconds,
         inactivity_seconds=inactivity_seconds,
         output_dir=output_dir,

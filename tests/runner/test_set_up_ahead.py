@@ -1,0 +1,122 @@
+"""Set-up ahead of a free conversation slot, clean-up after it: --concurrency bounds conversations."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from threadcase.demo_instance import DemoSettings, demo_server
+from threadcase.harness.conversation import Budgets
+from threadcase.harness.instance import InstanceClient
+from threadcase.harness.lanes import Lane, LanePool
+from threadcase.harness.loader import load_suite
+from threadcase.harness.models import ModelSettings
+from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
+from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.verdicts import CaseResult
+
+LATENCY_MS = 80
+
+
+def _write_cases(directory: Path, count: int, turns: int = 2) -> None:
+    directory.mkdir()
+    for index in range(count):
+        body = {
+            "complexity": "simple",
+            "tags": ["thanks"],
+            "conversation": [{"role": "user", "text": "Thanks!"} for _ in range(turns)],
+            "messageBudget": turns,
+            "checks": {"mustContain": ["You're welcome"]},
+        }
+        (directory / f"thanks-{index}.json").write_text(json.dumps(body), encoding="utf-8")
+
+
+def _at(stamp: str) -> float:
+    return datetime.fromisoformat(stamp).timestamp()
+
+
+@pytest.mark.anyio
+async def test_concurrency_bounds_conversations_while_the_next_cases_set_up_ahead(tmp_path: Path) -> None:
+    _write_cases(tmp_path / "suite", 6)
+    summary = await run_suite(
+        RunSettings(
+            suite=tmp_path / "suite",
+            concurrency=2,
+            demo_latency_ms=LATENCY_MS,
+            output_dir=tmp_path / "out",
+            models=ModelSettings(),
+        )
+    )
+    assert summary.exit_code == 0
+    results = [json.loads(line) for line in (tmp_path / "out" / "journal.jsonl").read_text().splitlines()]
+    assert [r["status"] for r in results] == ["pass"] * 6
+    talks = []
+    for r in results:
+        turns = r["record"]["turns"]
+        talks.append((_at(turns[0]["started_at"]), _at(turns[-1]["ended_at"])))
+    # Never more than two conversations at once.
+    for start, _ in talks:
+        assert sum(1 for s, e in talks if s <= start < e) <= 2
+    # Cases 3..6 were admitted while two conversations ran: their threads and credential pins were
+    # ready before a slot freed, so each waited at least most of a conversation (2 x 80 ms), and that
+    # wait is not counted in the case's own seconds.
+    waited = [
+        (talk[0] - _at(r["started_at"]), _at(r["finished_at"]) - _at(r["started_at"]), r["seconds"])
+        for r, talk in zip(results, talks, strict=True)
+        if talk[0] - _at(r["started_at"]) > 0.1
+    ]
+    assert len(waited) >= 3, waited
+    for wait, elapsed, seconds in waited:
+        assert seconds < elapsed - wait + 0.05
+
+
+@pytest.mark.anyio
+async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_deadline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_cases(tmp_path / "suite", 1, turns=1)
+    (loaded,) = load_suite([tmp_path / "suite"])
+    demo = DemoSettings()
+    async with (
+        demo_server(demo) as url,
+        InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
+    ):
+        project = await client.personal_project()
+        lane = Lane(url, cap=1)
+        lane.state["resources"] = LaneResources(clients=[client], project_id=project.id)
+        pool = LanePool([lane], concurrency=1)
+        config = PipelineConfig(
+            run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), case_deadline_seconds=0.5
+        )
+        created: list[str] = []
+        create_thread = client.create_thread
+
+        async def spy(thread_id: str, *args: Any, **kwargs: Any) -> Any:
+            created.append(thread_id)
+            return await create_thread(thread_id, *args, **kwargs)
+
+        monkeypatch.setattr(client, "create_thread", spy)
+        results: list[CaseResult] = []
+
+        async def run() -> None:
+            results.append(await run_case(WorkItem(loaded, 0), lane, config, pool))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg, pool.conversation(lane, "someone-else"):
+                tg.start_soon(run)
+                # Longer than the case's whole deadline: the case has set up and waits for this slot.
+                await anyio.sleep(0.8)
+                # The case set up its thread before a slot was free.
+                (thread_id,) = created
+                assert (await client.thread_status(thread_id)).status == "idle"
+                assert not results
+        (result,) = results
+    assert result.error is None, result.error
+    assert result.status == "pass"
+    assert result.seconds < 0.5

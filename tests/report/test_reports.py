@@ -15,7 +15,7 @@ from tests.report.factory import result
 from threadcase.harness.errors import ConfigError
 from threadcase.harness.report import JournalWriter, build_summary, read_journal, rebuild_reports
 from threadcase.harness.report.console import ConsoleReporter, build_line, case_line, summary_lines
-from threadcase.harness.report.html import render_html
+from threadcase.harness.report.html import render_case_section, render_html
 from threadcase.harness.report.junit import render_junit
 from threadcase.harness.verdicts import CaseResult, ErrorInfo
 
@@ -193,3 +193,14 @@ def test_statistics_across_iterations_in_console_and_html() -> None:
     assert "statistics across iterations" in page
     assert "<td>check:mustContain#0</td><td>3/3</td><td>67%</td><td>21%–94%</td><td>67% 100% 100%</td>" in page
     assert "statistics across iterations" not in render_html(results[:1], build_summary(results[:1]))
+
+
+def test_sections_rendered_during_the_run_are_used_and_ordered_with_the_rest() -> None:
+    results = _mixed()
+    # The runner renders each section as its result arrives; the page takes those and renders the
+    # missing ones, and still puts failures first.
+    early = {("alpha", 0): render_case_section(results[0]).replace("alpha", "alpha-rendered-early")}
+    page = render_html(results, build_summary(results), prerendered=early)
+    assert "alpha-rendered-early" in page
+    assert page.index('id="case-beta-0"') < page.index('id="case-delta-0"') < page.index("alpha-rendered-early")
+    assert page.count('<section class="case"') == 4

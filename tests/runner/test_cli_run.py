@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -60,12 +61,18 @@ def test_run_json_green_then_report_rebuilds_it(
     assert summary["case_iterations"] == 2
     assert summary["units"]["passed"] > 0
     assert summary["exit_code"] == 0
+    written = (out_dir / "report.html").read_text(encoding="utf-8")
     (out_dir / "report.html").unlink()
     code, out, _ = _run(["report", str(out_dir / "journal.jsonl"), "--json"], capsys)
     assert code == 0
     assert json.loads(out)["case_iterations"] == 2
-    assert (out_dir / "report.html").exists()
     assert prepared == [1]
+    # The run rendered each case's section as its result arrived; the rebuild renders them all from
+    # the journal: the same sections, in the same order.
+    rebuilt = (out_dir / "report.html").read_text(encoding="utf-8")
+    sections = re.findall(r'<section class="case".*?</section>', written, flags=re.DOTALL)
+    assert len(sections) == 2
+    assert sections == re.findall(r'<section class="case".*?</section>', rebuilt, flags=re.DOTALL)
 
 
 def test_a_failing_unit_exits_1_and_prints_per_case_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

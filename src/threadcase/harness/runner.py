@@ -30,7 +30,14 @@ from threadcase.demo_instance.settings import MISBEHAVIOURS
 from threadcase.harness.errors import ConfigError, InstanceError
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.harness.models import ModelSettings
-from threadcase.harness.report import JOURNAL_NAME, JournalWriter, RunSummary, build_summary, write_reports
+from threadcase.harness.report import (
+    JOURNAL_NAME,
+    JournalWriter,
+    RunSummary,
+    build_summary,
+    render_case_section,
+    write_reports,
+)
 from threadcase.harness.verdicts import CaseResult
 
 if TYPE_CHECKING:
@@ -380,6 +387,7 @@ async def run_suite(
         # Before any case runs: a judge that disagrees with the labels must not grade this run.
         config = dataclasses.replace(config, calibration=await _calibrate(settings))
     results: list[CaseResult] = []
+    html_sections: dict[tuple[str, int], str] = {}
     interrupted = False
     base_urls: list[str] = []
     async with _instances(settings) as (urls, email, password), contextlib.AsyncExitStack() as stack:
@@ -395,6 +403,7 @@ async def run_suite(
 
             def record(result: CaseResult) -> None:
                 journal.append(result)
+                html_sections[(result.case_slug, result.iteration)] = render_case_section(result)
                 if on_result is not None:
                     on_result(result)
 
@@ -417,5 +426,5 @@ async def run_suite(
         interrupted=interrupted,
         planned=len(items),
     )
-    write_reports(results, summary, output_dir)
+    write_reports(results, summary, output_dir, html_sections=html_sections)
     return summary

@@ -6,10 +6,10 @@ rebuilds exactly what the run wrote.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from threadcase.harness.report.html import render_html
+from threadcase.harness.report.html import render_case_section, render_html
 from threadcase.harness.report.journal import JOURNAL_NAME, JournalWriter, read_journal
 from threadcase.harness.report.junit import render_junit
 from threadcase.harness.report.summary import RunSummary, build_summary, write_atomic
@@ -22,16 +22,27 @@ __all__ = [
     "build_summary",
     "read_journal",
     "rebuild_reports",
+    "render_case_section",
     "write_reports",
 ]
 
 
-def write_reports(results: Sequence[CaseResult], summary: RunSummary, output_dir: Path) -> list[Path]:
-    """Write ``summary.json``, ``junit.xml`` and ``report.html`` atomically; returns their paths."""
+def write_reports(
+    results: Sequence[CaseResult],
+    summary: RunSummary,
+    output_dir: Path,
+    *,
+    html_sections: Mapping[tuple[str, int], str] | None = None,
+) -> list[Path]:
+    """Write ``summary.json``, ``junit.xml`` and ``report.html`` atomically; returns their paths.
+
+    ``html_sections``: the results' :func:`render_case_section`, keyed by (case slug, iteration), where
+    the caller rendered them already.
+    """
     paths = {
         "summary.json": summary.model_dump_json(indent=2) + "\n",
         "junit.xml": render_junit(results),
-        "report.html": render_html(results, summary),
+        "report.html": render_html(results, summary, prerendered=html_sections),
     }
     written: list[Path] = []
     for name, text in paths.items():

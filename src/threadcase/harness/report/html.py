@@ -9,7 +9,8 @@ run passes through :func:`html.escape`; nothing is loaded from elsewhere.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -221,8 +222,29 @@ def _render_stats(summary: RunSummary) -> str:
     return "".join(rows)
 
 
-def render_html(results: Sequence[CaseResult], summary: RunSummary, *, title: str = "threadcase report") -> str:
-    """The whole report page (no external resources)."""
+def _key(result: CaseResult) -> tuple[str, int]:
+    return (result.case_slug, result.iteration)
+
+
+def render_case_section(result: CaseResult) -> str:
+    """One case-iteration's section of the page; the runner renders each as its result arrives."""
+    anchor = "case-" + re.sub(r"\s+", "-", f"{result.case_slug}-{result.iteration}")
+    return _render_case(result, anchor)
+
+
+def render_html(
+    results: Sequence[CaseResult],
+    summary: RunSummary,
+    *,
+    title: str = "threadcase report",
+    prerendered: Mapping[tuple[str, int], str] | None = None,
+) -> str:
+    """The whole report page (no external resources).
+
+    ``prerendered`` maps (case slug, iteration) to that result's :func:`render_case_section`, made
+    while the run went on: rendering a few hundred transcripts at the end was most of the time
+    between the last case finishing and the run returning.
+    """
     u = summary.units
     counts = (
         f'<div class="counts"><span>{u.passed} passed</span><span>{u.failed} failed</span>'
@@ -250,7 +272,8 @@ def render_html(results: Sequence[CaseResult], summary: RunSummary, *, title: st
     filters.append("</div>")
     # What needs a person's attention first: failures, then errors, then unjudged, then passes.
     ordered = sorted(results, key=lambda r: (_ORDER.get(r.status, 9), r.case_slug, r.iteration))
-    sections = [_render_case(r, f"case-{i}") for i, r in enumerate(ordered)]
+    rendered = prerendered or {}
+    sections = [rendered.get(_key(r)) or render_case_section(r) for r in ordered]
     return (
         "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
         f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"

@@ -10,6 +10,7 @@ import pytest
 from pydantic import SecretStr
 
 from threadcase.demo_instance import DemoSettings, demo_server
+from threadcase.harness import runner
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.runner import RunSettings, run_suite
 
@@ -17,9 +18,12 @@ GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 
 
 @pytest.mark.anyio
-async def test_eight_live_copies_of_a_seeded_case_all_pass(tmp_path: Path) -> None:
+async def test_eight_live_copies_of_a_seeded_case_all_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Regression: each case snapshotted the instance itself and claims lived per HTTP client, so at
     concurrency > 4 (several clients per lane) a case could evict another live case's seeded workflows."""
+    # An http:// lane has one client now; an https:// lane of this size has two, and claims must hold
+    # across them.
+    monkeypatch.setattr(runner, "_clients_for", lambda url, cap: 2)
     suite = tmp_path / "suite"
     suite.mkdir()
     for i in range(8):

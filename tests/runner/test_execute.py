@@ -80,3 +80,12 @@ def test_settings_validate_flags() -> None:
     with pytest.raises(ValueError, match="must start with http"):
         RunSettings(base_urls=["localhost:5678"])
     assert default_output_dir().parts[0] == "threadcase-results"
+
+
+def test_an_http_lane_logs_in_once_and_an_https_lane_spreads_cases_over_a_few_clients() -> None:
+    from threadcase.harness.runner import _clients_for
+
+    assert _clients_for("http://localhost:5678", 50) == 1
+    assert _clients_for("https://n8n.example.com", 50) == 13
+    assert _clients_for("https://n8n.example.com", 4) == 1
+    assert _clients_for("https://n8n.example.com", 1000) == 16

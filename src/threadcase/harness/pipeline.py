@@ -70,7 +70,8 @@ class LaneResources:
     """What the runner keeps per lane: logged-in clients, the project, and pre-run ids."""
 
     clients: list[InstanceClient]
-    """A few clients to the same instance; cases take them in turn (see ``runner.CASES_PER_CLIENT``)."""
+    """The clients to this instance (one, or a few on an https:// lane); cases take them in turn (see
+    ``runner.CASES_PER_CLIENT``)."""
     project_id: str
     preexisting: set[str] = field(default_factory=set)
     """Ids of workflows, data tables, folders and credentials that existed before the run: never deleted."""

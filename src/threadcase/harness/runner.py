@@ -219,10 +219,18 @@ async def _instances(settings: RunSettings) -> AsyncIterator[tuple[list[str], st
 
 
 CASES_PER_CLIENT = 4
-"""Concurrent cases sharing one HTTP client: httpx's pool scans every connection it holds on each
-request, and each running case holds an event stream open, so one client for fifty cases spends its
-time scanning; a few clients per lane keep each pool small."""
+"""Concurrent cases sharing one HTTP client on an ``https://`` lane: httpx's own connection pool scans
+every connection it holds on each request, and each running case holds an event stream open, so one
+client for fifty cases spends its time scanning; a few clients per lane keep each pool small. An
+``http://`` lane needs one client: its lean transport (``instance/http11.py``) takes an idle connection
+without a scan, and each extra client was one more login before the first case could start."""
 MAX_CLIENTS_PER_LANE = 16
+
+
+def _clients_for(url: str, cap: int) -> int:
+    if url.startswith("http://"):
+        return 1
+    return min(MAX_CLIENTS_PER_LANE, max(1, -(-cap // CASES_PER_CLIENT)))
 
 
 async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, password: str, cap: int) -> LaneResources:
@@ -248,8 +256,7 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
         raise
     claims = first.claims  # one registry per lane: a claim made through any client protects the artifact
     more = [
-        InstanceClient(url, email=email, password=password, claims=claims)
-        for _ in range(min(MAX_CLIENTS_PER_LANE, max(1, -(-cap // CASES_PER_CLIENT))) - 1)
+        InstanceClient(url, email=email, password=password, claims=claims) for _ in range(_clients_for(url, cap) - 1)
     ]
     for other in more:
         stack.push_async_callback(other.aclose)

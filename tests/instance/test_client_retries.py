@@ -201,3 +201,17 @@ async def test_retry_after_is_honoured_within_the_ceiling() -> None:
     gaps = [b - a for a, b in itertools.pairwise(seen[1:])]
     assert gaps[0] >= 0.18, "Retry-After: 0.2 was waited"
     assert 0.28 <= gaps[1] < 2.0, "Retry-After: 3600 was capped at max_wait (0.3 s)"
+
+
+def test_parsed_urls_are_reused_per_path_and_the_cache_stays_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = InstanceClient("http://127.0.0.1:9", email="a@b.c", password="pw")
+    first = client._request("POST", "/rest/instance-ai/chat/t1", {"message": "hi"}, None, None, None)
+    again = client._request("POST", "/rest/instance-ai/chat/t1", {"message": "ho"}, None, None, None)
+    assert list(client._urls) == ["/rest/instance-ai/chat/t1"]  # parsed once, used by both
+    assert again.url == first.url == "http://127.0.0.1:9/rest/instance-ai/chat/t1"
+    with_query = client._request("GET", "/rest/workflows", None, {"skip": 250}, None, None)
+    assert str(with_query.url) == "http://127.0.0.1:9/rest/workflows?skip=250"
+    monkeypatch.setattr("threadcase.harness.instance.client._URL_CACHE_SIZE", 3)
+    for n in range(10):
+        client._request("GET", f"/rest/instance-ai/threads/t{n}/status", None, None, None, None)
+    assert len(client._urls) <= 3

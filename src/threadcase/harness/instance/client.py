@@ -36,6 +36,8 @@ from threadcase.harness.transcript import AgentArtifact
 
 __all__ = ["InstanceClient"]
 
+_URL_CACHE_SIZE = 4096
+
 _log = logging.getLogger("threadcase.instance")
 
 M = TypeVar("M", bound=BaseModel)
@@ -107,6 +109,7 @@ class InstanceClient:
         """Plain calls skip httpx's client layer (cookie jar, URL merging, auth and redirect machinery,
         ~0.2 ms a call) unless a proxy is configured, which only the client layer knows how to route."""
         self._default_timeout = httpx.Timeout(self.timeouts.default, connect=self.timeouts.connect).as_dict()
+        self._urls: dict[str, httpx.URL] = {}
         self.claims: Counter[str] = Counter() if claims is None else claims
         """Keys of resources that runs in progress own (``workflow:<id>``, ``folder:<project>:<name>``,
         ``project:<name>``): seed eviction never deletes a claimed one, so concurrent runs of one seeded
@@ -584,8 +587,18 @@ class InstanceClient:
             if seconds is None
             else httpx.Timeout(seconds, connect=self.timeouts.connect).as_dict()
         )
+        url: httpx.URL | str = self.base_url + path
+        if params is None:
+            # Parsing the URL is half of building a request; a case calls the same few paths repeatedly
+            # (its thread's chat path once per turn), so parsed ones are kept (bounded, reset when full).
+            cached = self._urls.get(path)
+            if cached is None:
+                if len(self._urls) >= _URL_CACHE_SIZE:
+                    self._urls.clear()
+                cached = self._urls[path] = httpx.URL(url)
+            url = cached
         return httpx.Request(
-            method, self.base_url + path, params=params, json=json_body, headers=merged, extensions={"timeout": timeout}
+            method, url, params=params, json=json_body, headers=merged, extensions={"timeout": timeout}
         )
 
     async def _exchange(self, request: httpx.Request) -> httpx.Response:

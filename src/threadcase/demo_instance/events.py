@@ -13,6 +13,7 @@ thread's subscribers. The stream (``GET /rest/instance-ai/events/:threadId``):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from datetime import UTC, datetime
@@ -131,6 +132,9 @@ class SSEResponse:
         self._last_write = 0.0
         self._faults = faults
         self._run_active = run_active
+        self._disconnected = False
+        self._beat_due = False
+        self._timer: asyncio.TimerHandle | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send(
@@ -144,40 +148,47 @@ class SSEResponse:
                 ],
             }
         )
-        disconnected = False
-        async with anyio.create_task_group() as tg:
-
-            async def watch_disconnect() -> None:
-                nonlocal disconnected
-                while True:
-                    message = await receive()
-                    if message["type"] == "http.disconnect":
-                        disconnected = True
-                        tg.cancel_scope.cancel()
-                        return
-
-            async def heartbeats() -> None:
-                nonlocal disconnected
-                try:
-                    await self._heartbeats(send)
-                except OSError:
-                    disconnected = True
-                    tg.cancel_scope.cancel()
-
-            tg.start_soon(watch_disconnect)
-            try:
-                await self._write(send, b": connected\n\n")
-                tg.start_soon(heartbeats)
-                await self._stream(send)
-            except OSError:
-                disconnected = True
-            tg.cancel_scope.cancel()
-        if not disconnected:
+        # One helper task per stream (the disconnect watch) and a loop timer for heartbeats, both plain
+        # asyncio (uvicorn serves this app on asyncio only): two anyio tasks in a task group (a cancel scope,
+        # an event and a backend lookup each) were a measurable share of a stream's CPU.
+        loop = asyncio.get_running_loop()
+        watcher = loop.create_task(self._watch_disconnect(receive))
+        watcher.add_done_callback(self._gone)
+        self._timer = loop.call_later(self._heartbeat, self._beat)
+        try:
+            await self._write(send, b": connected\n\n")
+            await self._stream(send)
+        except OSError:
+            self._disconnected = True
+        finally:
+            self._timer.cancel()
+            watcher.cancel()
+        if not self._disconnected:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _watch_disconnect(self, receive: Any) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+
+    def _gone(self, watcher: asyncio.Task[None]) -> None:
+        """The watch ended: the client went away (or the stream ended and cancelled the watch)."""
+        if not watcher.cancelled():
+            watcher.exception()  # retrieved, so asyncio does not log it: a failed receive ends the stream too
+            self._disconnected = True
+            self._log.wake()
+
+    def _beat(self) -> None:
+        """The heartbeat timer: one timer per stream, re-armed for the rest of the interval after a write."""
+        idle = time.monotonic() - self._last_write
+        if idle >= self._heartbeat:
+            self._beat_due = True
+            self._log.wake()
+            idle = 0.0
+        self._timer = asyncio.get_running_loop().call_later(self._heartbeat - idle, self._beat)
 
     async def _stream(self, send: Any) -> None:
         log = self._log
-        while not (log.closed or self._hub.closing):
+        while not (log.closed or self._hub.closing or self._disconnected):
             pending = log.events[self._cursor :]
             # Events appended together (a reply's last text-delta and its run-finish) leave in one write:
             # one send and one read instead of one per event, on both sides of the connection.
@@ -198,18 +209,13 @@ class SSEResponse:
                 return
             if pending:
                 continue
+            if self._beat_due:
+                self._beat_due = False
+                if time.monotonic() - self._last_write >= self._heartbeat:
+                    await self._write(send, b": heartbeat\n\n")
+                continue
             await log.changed()
 
     async def _write(self, send: Any, body: bytes) -> None:
         await send({"type": "http.response.body", "body": body, "more_body": True})
         self._last_write = time.monotonic()  # the loop's clock (anyio.current_time) costs a backend lookup
-
-    async def _heartbeats(self, send: Any) -> None:
-        """A heartbeat comment whenever ``heartbeat`` seconds pass without a write (a task beside the stream,
-        so waiting for events needs no timeout of its own: one timer per stream, not one per wake-up)."""
-        while True:
-            idle = time.monotonic() - self._last_write
-            if idle >= self._heartbeat:
-                await self._write(send, b": heartbeat\n\n")
-            else:
-                await anyio.sleep(self._heartbeat - idle)

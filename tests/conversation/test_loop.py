@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import re
+import time
+from typing import Any
 
 import pytest
 
 from tests.conversation.helpers import FAST, asking_agent, drive, echo_agent, make_case, reasking_agent, stalling_agent
 from threadcase.harness.conversation import Budgets
+from threadcase.harness.errors import InstanceError
+from threadcase.harness.instance import InstanceClient
 
 pytestmark = pytest.mark.anyio
 
@@ -108,3 +112,25 @@ async def test_declining_holds_firm_when_asked_again() -> None:
         for w in asked
     )
     assert all(t.text == "Still no channel." for t in out.record.live_turns if t.role == "assistant")
+
+
+async def test_an_answer_the_instance_refused_ends_the_conversation_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Regression: a widget answer refused after every retry left the agent waiting for it, and the
+    conversation waited out the whole inactivity budget (240 s by default) before giving up."""
+
+    async def refused(self: InstanceClient, request_id: str, body: Any) -> None:
+        raise InstanceError("instance refused the call", method="POST", path=f"/confirm/{request_id}", status=503)
+
+    monkeypatch.setattr(InstanceClient, "confirm", refused)
+    case = make_case(["Post a Slack message every morning [decline if asked which channel]", "Thanks, that's all"])
+    started = time.perf_counter()
+    out = await drive(case, agent=asking_agent)  # FAST budgets: 10 s of inactivity before "stalled"
+    assert time.perf_counter() - started < 5
+    record = out.record
+    assert record.ended_by == "error"
+    assert record.turns[1].finish_status == "cancelled"
+    assert record.turns[1].widgets[0].outcome == "no response"
+    assert any("confirm" in failure and "503" in failure for failure in record.instance_failures)
+    assert len(out.user_texts) == 1  # no follow-up went to an agent still waiting for its answer
+    assert out.status is not None
+    assert out.status.status == "idle"  # the waiting run was cancelled

@@ -100,7 +100,7 @@ class _SeedLike(Protocol):
     def resolve_attach(self, attach: schema.Attach) -> wire.WorkflowAttachment | wire.AgentAttachment: ...
 
 
-TurnEnd = Literal["finished", "stalled", "timeout"]
+TurnEnd = Literal["finished", "stalled", "timeout", "undelivered"]
 
 
 class _SeederCredentials:
@@ -285,10 +285,15 @@ class _Conversation:
                     else:
                         found.error = str(payload.get("error", "tool error"))
                 elif etype == "confirmation-request":
+                    delivered = True
                     with anyio.move_on_after(max(0.0, deadline - anyio.current_time())) as scope:
-                        await self.answer_widget(payload, assistant)
+                        delivered = await self.answer_widget(payload, assistant)
                     if scope.cancelled_caught:
                         return "timeout"
+                    if not delivered:
+                        # The agent waits for this answer and nothing else will come: waiting out the
+                        # inactivity budget (minutes) would change nothing, and the failure is recorded.
+                        return "undelivered"
                 elif etype == "agent-spawned":
                     agent_id = str(payload.get("agentId", ""))
                     if agent_id:
@@ -339,12 +344,13 @@ class _Conversation:
             self.memory_seen = True
         return status.settled and not pending_agents
 
-    async def answer_widget(self, payload: dict[str, Any], assistant: transcript.Turn) -> None:
+    async def answer_widget(self, payload: dict[str, Any], assistant: transcript.Turn) -> bool:
+        """Answer one widget; False when the instance did not take the answer (after retries)."""
         try:
             request = wire.ConfirmationRequest.model_validate(payload)
         except ValueError as exc:
             assistant.errors.append(f"unreadable confirmation-request: {str(exc)[:200]}")
-            return
+            return True
         widget = transcript.WidgetRecord(
             request_id=request.requestId,
             input_type=request.inputType,
@@ -367,6 +373,8 @@ class _Conversation:
         except InstanceError as exc:
             widget.outcome = "no response"
             self.record.note_instance_failure(f"confirm {request.requestId} failed: {exc}", assistant)
+            return False
+        return True
 
     async def cancel_run(self) -> None:
         with anyio.move_on_after(10, shield=True):
@@ -503,6 +511,11 @@ class _Conversation:
         return f"{status} — {str(message)[:300]}"
 
     def _record_budget_hit(self, end: TurnEnd, assistant: transcript.Turn, turn_start: float, deadline: float) -> None:
+        if end == "undelivered":
+            # The instance refused a widget's answer; the failure is already recorded against the instance.
+            assistant.finish_status = "cancelled"
+            self.record.ended_by = "error"
+            return
         if end == "stalled":
             assistant.finish_status = "stalled"
             self.record.ended_by = "stalled"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 
 import anyio
@@ -10,8 +11,10 @@ import pytest
 
 from tests.instance.fake_instance import FakeInstance
 from threadcase import wire
+from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance import EventSubscription, InstanceClient
+from threadcase.harness.instance.models import ClientTimeouts
 from threadcase.harness.instance.sse import SSEParser, decode_event
 
 pytestmark = pytest.mark.anyio
@@ -217,3 +220,35 @@ async def test_waiting_for_a_background_stream_is_bounded(
             async with client.subscribe("t1", connect_in_background=True) as sub:
                 with pytest.raises(InstanceError, match="did not connect within"):
                     await sub.ready()
+
+
+async def test_one_client_holds_more_event_streams_than_its_call_pool_has_connections() -> None:
+    """Regression: an http:// lane has one client, and every admitted case (up to twice --concurrency)
+    holds a stream; the stream pool shared the call pool's bound of 256, so stream 257 waited out the
+    pool timeout and failed."""
+    demo = DemoSettings()
+    async with (
+        demo_server(demo) as url,
+        InstanceClient(
+            url, email=demo.email, password=demo.password.get_secret_value(), timeouts=ClientTimeouts(default=2.0)
+        ) as client,
+    ):
+        project = await client.personal_project()
+        opened = 0
+        all_open = anyio.Event()
+
+        async def hold_one() -> None:
+            nonlocal opened
+            thread_id = str(uuid.uuid4())
+            await client.create_thread(thread_id, project.id)
+            async with client.subscribe(thread_id):
+                opened += 1
+                if opened == 270:
+                    all_open.set()
+                await all_open.wait()
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as tg:
+                for _ in range(270):
+                    tg.start_soon(hold_one)
+    assert opened == 270

@@ -99,8 +99,8 @@ class InstanceClient:
         self._transport = transport
         self._own_transport = False
         self._stream_transport: httpx.AsyncBaseTransport | None = None
-        """Event streams get a pool of their own (when the transport is ours): httpx's pool scans every
-        request it holds on each new one, and a stream is held for a whole conversation."""
+        """Event streams get a pool of their own (when the transport is ours): a stream holds its connection
+        for a whole conversation, so it must never take the place of, or wait behind, plain calls."""
         self._http: httpx.AsyncClient | None = None
         self._base_headers: dict[str, str] = {}
         self._cookie: str | None = None
@@ -159,7 +159,10 @@ class InstanceClient:
             if self._transport is None:
                 # Ours, so plain calls can go to it directly (see ``_exchange``); same defaults httpx builds.
                 self._transport = self._new_transport(limits)
-                self._stream_transport = self._new_transport(limits)
+                # Unbounded: every admitted case holds one stream for its whole conversation (the runner
+                # admits up to twice --concurrency per lane), so a bound here only made the 257th wait
+                # out the pool timeout and fail; the run's admission is what bounds the streams.
+                self._stream_transport = self._new_transport(httpx.Limits(max_connections=None))
                 self._own_transport = True
             self._http = httpx.AsyncClient(
                 base_url=self.base_url,

@@ -210,3 +210,32 @@ async def test_housekeeping_lets_a_few_set_ups_through_at_once_per_lane() -> Non
     await fan_out([a] * 20 + [b] * 20, set_up, limit=40)
     # One per twelve conversation slots, at least two.
     assert peak == {"http://a": 4, "http://b": 2}
+
+
+@pytest.mark.anyio
+async def test_housekeeping_spreads_but_never_holds_anyone_up_beyond_its_patience() -> None:
+    """Regression: with a hard gate, set-ups in a retry's back-off held every other set-up and clean-up
+    of the lane, and a faulty run took three times as long."""
+    pool = LanePool([Lane("http://a", cap=4)], concurrency=4, housekeeping=1, patience=0.05)
+    (lane,) = pool.lanes
+    entered: list[float] = []
+
+    async def slow_holder() -> None:
+        async with pool.housekeeping(lane):
+            await anyio.sleep(1.0)
+
+    async def quick() -> None:
+        async with pool.housekeeping(lane):
+            entered.append(anyio.current_time())
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(slow_holder)
+            await anyio.sleep(0.01)
+            started = anyio.current_time()
+            tg.start_soon(quick)
+            await anyio.sleep(0.3)
+            assert entered, "the quick one still waits behind the slow holder"
+            assert entered[0] - started >= 0.04  # it did wait its patience for the place first
+            tg.cancel_scope.cancel()
+    assert pool.housekeeping_overtaken(lane) == 1

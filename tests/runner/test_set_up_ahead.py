@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -12,10 +14,12 @@ import anyio
 import pytest
 
 from threadcase.demo_instance import DemoSettings, demo_server
+from threadcase.harness import grading, pipeline
 from threadcase.harness.conversation import Budgets
+from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance import InstanceClient
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.loader import load_suite
+from threadcase.harness.loader import LoadedCase, load_suite
 from threadcase.harness.models import ModelSettings
 from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
 from threadcase.harness.runner import RunSettings, run_suite
@@ -120,3 +124,99 @@ async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_d
     assert result.error is None, result.error
     assert result.status == "pass"
     assert result.seconds < 0.5
+
+
+async def _one_case_lane(
+    tmp_path: Path, url: str, client: InstanceClient, **pool_options: Any
+) -> tuple[LoadedCase, Lane, LanePool]:
+    _write_cases(tmp_path / "suite", 1, turns=1)
+    (loaded,) = load_suite([tmp_path / "suite"])
+    project = await client.personal_project()
+    lane = Lane(url, cap=1)
+    lane.state["resources"] = LaneResources(clients=[client], project_id=project.id)
+    return loaded, lane, LanePool([lane], concurrency=1, **pool_options)
+
+
+@pytest.mark.anyio
+async def test_ctrl_c_while_a_finished_case_waits_to_clean_up_still_cleans_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the wait for the housekeeping gate before clean-up was not shielded, so a Ctrl-C
+    there left run_case before the clean-up, and the thread stayed on the instance."""
+    demo = DemoSettings()
+    async with (
+        demo_server(demo) as url,
+        InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
+    ):
+        loaded, lane, pool = await _one_case_lane(tmp_path, url, client, housekeeping=1, patience=5.0)
+        config = PipelineConfig(run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets())
+        graded, gate_taken = anyio.Event(), anyio.Event()
+        grade_case = grading.grade_case
+
+        async def grade_then_wait(*args: Any, **kwargs: Any) -> Any:
+            grading = await grade_case(*args, **kwargs)
+            graded.set()
+            await gate_taken.wait()  # another case's clean-up holds the only place now
+            return grading
+
+        monkeypatch.setattr(pipeline, "grade_case", grade_then_wait)
+        created: list[str] = []
+        create_thread = client.create_thread
+
+        async def spy(thread_id: str, *args: Any, **kwargs: Any) -> Any:
+            created.append(thread_id)
+            return await create_thread(thread_id, *args, **kwargs)
+
+        monkeypatch.setattr(client, "create_thread", spy)
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(run_case, WorkItem(loaded, 0), lane, config, pool)
+                await graded.wait()
+                async with pool.housekeeping(lane):
+                    gate_taken.set()
+                    await anyio.sleep(0.1)  # the finished case waits for the gate to clean up
+                    tg.cancel_scope.cancel()  # Ctrl-C
+        (thread_id,) = created
+        with pytest.raises(InstanceError, match="404"):
+            await client.thread_status(thread_id)
+
+
+@pytest.mark.anyio
+async def test_a_deadline_that_fires_as_set_up_ends_is_reported_even_when_the_case_must_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: the deadline, pausing for the slot wait, absorbed a cancellation its own timer had
+    already made: the case ended with no conversation, no verdict and no error."""
+
+    async def answered_as_the_deadline_fires(*args: Any, **kwargs: Any) -> list[str]:
+        loop = asyncio.get_running_loop()
+        deadline = anyio.current_effective_deadline()
+        answer: asyncio.Future[None] = loop.create_future()
+        loop.call_at(deadline - 0.02, time.sleep, 0.04)  # one busy loop step spanning the deadline
+        loop.call_at(deadline - 0.01, answer.set_result, None)  # the last set-up answer arrives in it
+        await answer
+        return []
+
+    monkeypatch.setattr(pipeline, "prepare_scenario_tables", answered_as_the_deadline_fires)
+    demo = DemoSettings()
+    async with (
+        demo_server(demo) as url,
+        InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
+    ):
+        loaded, lane, pool = await _one_case_lane(tmp_path, url, client)
+        config = PipelineConfig(
+            run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), case_deadline_seconds=0.5
+        )
+        results: list[CaseResult] = []
+
+        async def run() -> None:
+            results.append(await run_case(WorkItem(loaded, 0), lane, config, pool))
+
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tg, pool.conversation(lane, "someone-else"):
+                tg.start_soon(run)
+                await anyio.sleep(1.0)
+    (result,) = results
+    assert result.error is not None
+    assert result.error.type == "CaseTimeout"
+    assert result.status == "errored"

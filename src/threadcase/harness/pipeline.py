@@ -149,9 +149,10 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
     premises: list[PremiseResult] = []
     judge: dict[str, Any] = {}
     error: ErrorInfo | None = None
-    housekeeping: contextlib.AbstractAsyncContextManager[Any] = (
-        pool.housekeeping(lane) if pool is not None else contextlib.nullcontext()
-    )
+
+    def housekeeping() -> contextlib.AbstractAsyncContextManager[Any]:
+        return pool.housekeeping(lane) if pool is not None else contextlib.nullcontext()
+
     slot_wait = 0.0
     try:
         with anyio.fail_after(_deadline(config, item)) as deadline:
@@ -160,7 +161,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
                 events: EventSubscription | None = None
                 live_opening: str | None = None
                 seed_failed = False
-                async with housekeeping:
+                async with housekeeping():
                     # Set before the call: a Ctrl-C while the request is in flight may still have created
                     # it, and deleting a thread that does not exist is harmless.
                     thread_created = True
@@ -207,6 +208,11 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
                     # Waiting for a free conversation slot is the run's pace, not this case's time: the
                     # deadline stops meanwhile, and the wait is not in the case's seconds.
                     queued, remaining = time.perf_counter(), deadline.deadline - anyio.current_time()
+                    if deadline.cancel_called or remaining <= 0:
+                        # The deadline fired as set-up ended: paused now, its cancellation would be
+                        # absorbed on the way out (the scope no longer counts as expired) and the
+                        # case would end with neither a conversation nor an error.
+                        raise TimeoutError
                     deadline.deadline = math.inf
                     async with pool.conversation(lane, item.key) if pool is not None else contextlib.nullcontext():
                         deadline.deadline = anyio.current_time() + remaining
@@ -247,8 +253,13 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
         # never for the run's output.
         logger.debug("unexpected failure in case %s iteration %d", loaded.slug, item.iteration, exc_info=True)
         error = _error_info(exc)
-    async with housekeeping:
-        await _cleanup(client, resources, config, record, seed, credentials, thread_created, scenario_tables, settled)
+    # Shielded with its wait for the gate (bounded by the gate's patience): a Ctrl-C while a finished case
+    # waits its turn to clean up must not skip the clean-up.
+    with anyio.CancelScope(shield=True):
+        async with housekeeping():
+            await _cleanup(
+                client, resources, config, record, seed, credentials, thread_created, scenario_tables, settled
+            )
     finished = utc_now()
     return CaseResult(
         run_id=config.run_id,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
@@ -204,3 +205,12 @@ def test_sections_rendered_during_the_run_are_used_and_ordered_with_the_rest() -
     assert "alpha-rendered-early" in page
     assert page.index('id="case-beta-0"') < page.index('id="case-delta-0"') < page.index("alpha-rendered-early")
     assert page.count('<section class="case"') == 4
+
+
+def test_section_anchors_stay_unique_for_slugs_that_differ_only_in_unsafe_characters() -> None:
+    results = [result("a b"), result("a-b"), result("a_b"), result("a_20_b")]
+    page = render_html(results, build_summary(results))
+    anchors = re.findall(r'<section class="case" id="([^"]+)"', page)
+    assert len(anchors) == 4
+    assert len(set(anchors)) == 4
+    assert all(re.fullmatch(r"case-[A-Za-z0-9._-]+-0", a) for a in anchors)

@@ -222,14 +222,19 @@ def _render_stats(summary: RunSummary) -> str:
     return "".join(rows)
 
 
+_UNSAFE_IN_ID = re.compile(r"[^A-Za-z0-9.-]")
+
+
 def _key(result: CaseResult) -> tuple[str, int]:
     return (result.case_slug, result.iteration)
 
 
 def render_case_section(result: CaseResult) -> str:
     """One case-iteration's section of the page; the runner renders each as its result arrives."""
-    anchor = "case-" + re.sub(r"\s+", "-", f"{result.case_slug}-{result.iteration}")
-    return _render_case(result, anchor)
+    # Unique per (slug, iteration): every character outside [A-Za-z0-9.-] is spelled as _<hex>_ (so
+    # "a b" and "a-b" differ), and the iteration follows the last "-".
+    slug = _UNSAFE_IN_ID.sub(lambda m: f"_{ord(m.group()):x}_", result.case_slug)
+    return _render_case(result, f"case-{slug}-{result.iteration}")
 
 
 def render_html(

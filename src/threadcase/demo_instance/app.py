@@ -63,9 +63,6 @@ from threadcase.demo_instance.settings import DemoSettings
 
 __all__ = ["create_app"]
 
-RUN_DRAIN_SECONDS = 10.0
-"""How long a shutdown waits for cancelled runs to finish (each ends at its next await)."""
-
 
 class _Login(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -96,11 +93,6 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
                 platform.begin_close()
                 tg.cancel_scope.cancel()
         finally:
-            # Runs are tasks of their own (see RunManager.start): cancelled here (again, should the lifespan
-            # have failed), each ends with its run-finish written before storage closes.
-            platform.runs.tg = None
-            platform.begin_close()
-            await platform.runs.drain(RUN_DRAIN_SECONDS)
             platform.close()
 
     app = DemoApp(title="threadcase demo instance", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)

@@ -14,7 +14,6 @@ output = what the agent wrote since the previous step.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import importlib
 import json
@@ -302,7 +301,6 @@ class RunManager:
         self._memory_idle: dict[str, anyio.Event] = {}
         self._last_step: dict[str, tuple[str, int]] = {}
         self.tg: TaskGroup | None = None
-        self._runs: set[asyncio.Task[None]] = set()
 
     # --- agent ----------------------------------------------------------------------------------
 
@@ -392,20 +390,8 @@ class RunManager:
             "mode": mode or "progressive",
             "user_message_id": user_message["id"],
         }
-        # A plain asyncio task, not a child of ``tg``: an anyio task costs a cancel scope, an event and backend
-        # lookups at every spawn, a measurable share of a turn. Nothing is lost: a run is cancelled through
-        # its own scope (``cancel``), and the app's lifespan waits for every run (``drain``) before storage
-        # closes, as it waited for the task group's children.
-        task = asyncio.get_running_loop().create_task(self._execute(run, turn_args))
-        self._runs.add(task)  # the loop keeps only a weak reference to a task
-        task.add_done_callback(self._runs.discard)
+        self.tg.start_soon(self._execute, run, turn_args)
         return run_id
-
-    async def drain(self, within: float) -> None:
-        """Wait (up to ``within`` seconds, shielded) for every run task to end: call after cancelling them."""
-        with anyio.move_on_after(within, shield=True):
-            while self._runs:
-                await asyncio.wait(set(self._runs))
 
     def cancel(self, thread_id: str) -> bool:
         """Cancel the thread's running turn, if any."""

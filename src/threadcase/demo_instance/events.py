@@ -13,7 +13,6 @@ thread's subscribers. The stream (``GET /rest/instance-ai/events/:threadId``):
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from datetime import UTC, datetime
@@ -134,7 +133,6 @@ class SSEResponse:
         self._run_active = run_active
         self._disconnected = False
         self._beat_due = False
-        self._timer: asyncio.TimerHandle | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send(
@@ -148,43 +146,39 @@ class SSEResponse:
                 ],
             }
         )
-        # One helper task per stream (the disconnect watch) and a loop timer for heartbeats, both plain
-        # asyncio (uvicorn serves this app on asyncio only): two anyio tasks in a task group (a cancel scope,
-        # an event and a backend lookup each) were a measurable share of a stream's CPU.
-        loop = asyncio.get_running_loop()
-        watcher = loop.create_task(self._watch_disconnect(receive))
-        watcher.add_done_callback(self._gone)
-        self._timer = loop.call_later(self._heartbeat, self._beat)
-        try:
-            await self._write(send, b": connected\n\n")
-            await self._stream(send)
-        except OSError:
-            self._disconnected = True
-        finally:
-            self._timer.cancel()
-            watcher.cancel()
+        # One helper task per stream: it watches for the client going away and, between messages, marks a
+        # heartbeat due; the stream writes it. Two tasks (a watch and a heartbeat loop) cost a measurable
+        # share of a stream's CPU.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._watch, receive)
+            try:
+                await self._write(send, b": connected\n\n")
+                await self._stream(send)
+            except OSError:
+                self._disconnected = True
+            tg.cancel_scope.cancel()
         if not self._disconnected:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _watch_disconnect(self, receive: Any) -> None:
-        while (await receive())["type"] != "http.disconnect":
+    async def _watch(self, receive: Any) -> None:
+        """Until the client goes away: wake the stream for a heartbeat after each idle interval."""
+        try:
+            while True:
+                idle = time.monotonic() - self._last_write
+                if idle >= self._heartbeat:
+                    if not self._beat_due:  # not yet written (a slow client): one wake is enough
+                        self._beat_due = True
+                        self._log.wake()
+                    wait = self._heartbeat
+                else:
+                    wait = self._heartbeat - idle
+                with anyio.move_on_after(wait):
+                    if (await receive())["type"] == "http.disconnect":
+                        break
+        except Exception:  # a failed receive ends the stream as a disconnect does
             pass
-
-    def _gone(self, watcher: asyncio.Task[None]) -> None:
-        """The watch ended: the client went away (or the stream ended and cancelled the watch)."""
-        if not watcher.cancelled():
-            watcher.exception()  # retrieved, so asyncio does not log it: a failed receive ends the stream too
-            self._disconnected = True
-            self._log.wake()
-
-    def _beat(self) -> None:
-        """The heartbeat timer: one timer per stream, re-armed for the rest of the interval after a write."""
-        idle = time.monotonic() - self._last_write
-        if idle >= self._heartbeat:
-            self._beat_due = True
-            self._log.wake()
-            idle = 0.0
-        self._timer = asyncio.get_running_loop().call_later(self._heartbeat - idle, self._beat)
+        self._disconnected = True
+        self._log.wake()
 
     async def _stream(self, send: Any) -> None:
         log = self._log

@@ -68,6 +68,8 @@ class _Server(uvicorn.Server):
         platform = platform_of(self._demo_app)
         if platform.token is not None:
             with contextlib.suppress(RuntimeError):
+                # Called from a signal handler, between any two bytecodes of the loop's own code: the
+                # loop's thread-safe hand-off is the one safe way in, and anyio has none for this.
                 asyncio.get_running_loop().call_soon_threadsafe(platform.begin_close)
         super().handle_exit(sig, frame)
 

@@ -101,8 +101,7 @@ async def test_a_slot_handed_to_a_waiter_cancelled_that_instant_goes_to_the_next
                 ran.append(key)
 
     with anyio.fail_after(2):
-        # Concurrency 1 admits two (one conversing, one set up ahead): both are taken.
-        async with anyio.create_task_group() as tg, pool.lease("holder"), pool.lease("holder-2"):
+        async with anyio.create_task_group() as tg, pool.lease("holder"):
             tg.start_soon(wait_in, doomed, "doomed")
             tg.start_soon(wait_in, anyio.CancelScope(), "next")
             await anyio.sleep(0.01)  # both are queued now
@@ -239,3 +238,30 @@ async def test_housekeeping_spreads_but_never_holds_anyone_up_beyond_its_patienc
             assert entered[0] - started >= 0.04  # it did wait its patience for the place first
             tg.cancel_scope.cancel()
     assert pool.housekeeping_overtaken(lane) == 1
+
+
+@pytest.mark.anyio
+async def test_cases_are_admitted_ahead_only_once_every_slot_has_its_first_conversation() -> None:
+    """Admitted from the start, the cases set up ahead competed with the first wave's set-up, and
+    every slot's first conversation started later."""
+    pool = LanePool([Lane("http://a", cap=2)], concurrency=2)
+    (lane,) = pool.lanes
+    admitted: list[str] = []
+
+    async def case(key: str) -> None:
+        async with pool.lease(key):
+            admitted.append(key)
+            await anyio.sleep(0.05)  # set-up
+            async with pool.conversation(lane, key):
+                await anyio.sleep(0.05)
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg:
+            for key in ("a", "b", "c", "d", "e"):
+                tg.start_soon(case, key)
+            await anyio.sleep(0.03)
+            assert admitted == ["a", "b"]  # the first wave sets up alone
+            await anyio.sleep(0.04)
+            # Both slots talk now: two more are admitted to set up ahead of them, and no more.
+            assert admitted == ["a", "b", "c", "d"]
+    assert pool.peak_admitted == 4

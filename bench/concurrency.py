@@ -8,10 +8,13 @@ is ``ceil(N/C) · T · L``; the last line prints the measured wall, the bound an
 L is *measured*, not assumed: the generated turns are acknowledgements the demo agent answers in one
 step (no tool call, no widget), and before the timed run a probe plays the same conversation on a few
 idle threads and takes, per turn, the server's own run duration (run debug: the run's ``startedAt`` to
-its last step's ``createdAt``, i.e. run-start to run-finish). Their median is L; the probe also checks
-every turn took exactly one agent step, so L really is one latency plus the instance's own work per
-turn. ``turn_latency=`` prints it before the final line; the client-side run-start → run-finish
-median of the same probe is printed next to it for comparison.
+its last step's ``createdAt``, i.e. run-start to run-finish). Their mean is L: the stamps have
+millisecond resolution, so each duration reads 100 or 101 ms for a true ~100.5, and a median of them
+flipped the bound between 1.600 and 1.616 s from run to run; the mean of 20 converges. The probe also
+checks every turn took exactly one agent step, so L really is one latency plus the instance's own work
+per turn. ``turn_latency=`` prints it before the final line; the client-side run-start → run-finish
+median of the same probe is printed next to it for comparison. The line before the last also gives
+the ratio to the nominal bound ``ceil(N/C) · T · latency`` (L taken as exactly ``--latency-ms``).
 
 Timed: ``run_suite`` from its call to its return: loading the suite, lane set-up, every case, the
 journal and the reports. Not timed: ``prepare_process()``, what ``threadcase run`` does before its run
@@ -106,7 +109,7 @@ def demo_process(latency_ms: int) -> Iterator[tuple[str, int]]:
         proc.wait(timeout=20)
 
 
-PROBE_THREADS = 3
+PROBE_THREADS = 5
 
 
 def _instant(stamp: str) -> datetime:
@@ -146,7 +149,7 @@ async def probe_turn_latency(url: str, email: str, password: str, turns: int) ->
                         server.append((_instant(steps[-1]["createdAt"]) - _instant(debug["startedAt"])).total_seconds())
             finally:
                 await client.delete_thread(thread_id)
-    return statistics.median(server), statistics.median(client_side)
+    return statistics.fmean(server), statistics.median(client_side)
 
 
 async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> None:
@@ -186,7 +189,11 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
             f"exit={summary.exit_code} harness_cpu={cpu:.3f} cpu_per_case_ms={1000 * cpu / max(1, cases):.1f} "
             f"server_cpu={server_cpu:.3f} others_cpu={others_cpu:.3f} cores={os.cpu_count()} imports={imports:.3f}"
         )
-        print(f"turn_latency={turn_latency:.4f} turn_latency_client={turn_latency_client:.4f} latency_ms={latency_ms}")
+        nominal = math.ceil(cases / concurrency) * turns * latency_ms / 1000
+        print(
+            f"turn_latency={turn_latency:.4f} turn_latency_client={turn_latency_client:.4f} latency_ms={latency_ms} "
+            f"nominal_bound={nominal:.3f} ratio_nominal={wall / nominal:.3f}"
+        )
         print(f"ratio={wall / bound:.3f} wall={wall:.3f} bound={bound:.3f}")
 
 

@@ -192,7 +192,7 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
         nominal = math.ceil(cases / concurrency) * turns * latency_ms / 1000
         print(
             f"turn_latency={turn_latency:.4f} turn_latency_client={turn_latency_client:.4f} latency_ms={latency_ms} "
-            f"nominal_bound={nominal:.3f} ratio_nominal={wall / nominal:.3f}"
+            f"nominal_bound={nominal:.3f} ratio_nominal={wall / nominal if nominal else math.inf:.3f}"
         )
         print(f"ratio={wall / bound:.3f} wall={wall:.3f} bound={bound:.3f}")
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 import anyio
 import pytest
 
+from tests.report.factory import result
 from threadcase._util.fanout import fan_out
 from threadcase.harness.lanes import Lane, LanePool
+from threadcase.harness.runner import execute
+from threadcase.harness.verdicts import CaseResult
 
 
 @pytest.mark.anyio
@@ -265,3 +268,43 @@ async def test_cases_are_admitted_ahead_only_once_every_slot_has_its_first_conve
             # Both slots talk now: two more are admitted to set up ahead of them, and no more.
             assert admitted == ["a", "b", "c", "d"]
     assert pool.peak_admitted == 4
+
+
+@pytest.mark.anyio
+async def test_the_first_conversation_to_end_also_ends_the_first_wave() -> None:
+    """Regression: the places ahead opened only when every slot was taken at one instant; with a quick
+    first case and slow set-ups someone was always setting up or cleaning up, and they never opened."""
+    pool = LanePool([Lane("http://a", cap=3)], concurrency=3)
+    (lane,) = pool.lanes
+    setup = {"quick": 0.0, "slow-1": 0.1, "slow-2": 0.1}
+
+    async def case(key: str) -> None:
+        async with pool.lease(key):
+            await anyio.sleep(setup.get(key, 0.0))
+            async with pool.conversation(lane, key):
+                await anyio.sleep(0.01 if key == "quick" else 0.05)
+
+    with anyio.fail_after(2):
+        async with anyio.create_task_group() as tg:
+            for key in ("quick", "slow-1", "slow-2", "next-1", "next-2", "next-3"):
+                tg.start_soon(case, key)
+            await anyio.sleep(0.05)  # "quick" has finished; the slow ones still set up
+            assert not pool.first_wave
+            assert pool.active >= 4  # the next ones were let in to set up ahead
+    assert pool.peak_admitted > 3
+
+
+@pytest.mark.anyio
+async def test_unequal_lane_caps_fill_every_slot() -> None:
+    """Regression: during the first wave, admissions went to the lane with fewest cases, so a small
+    lane took twice its cap and the big lane's slots never all filled."""
+    pool = LanePool([Lane("http://small", cap=1), Lane("http://big", cap=3)], concurrency=4)
+
+    async def worker(item: str, lane: Lane) -> CaseResult:
+        async with pool.conversation(lane, item):
+            await anyio.sleep(0.02)
+        return result(item, with_record=False)
+
+    with anyio.fail_after(5):
+        await execute([f"case-{i}" for i in range(16)], pool, worker, key=lambda k: k, handle_signals=False)
+    assert pool.peak == 4

@@ -14,12 +14,13 @@ A case-iteration passes three gates of a :class:`LanePool`:
 - **Conversation** (:meth:`LanePool.conversation`): at most ``concurrency`` conversations run at once
   across lanes, and at most a lane's ``cap`` on that lane. This is the limit ``--concurrency`` sets.
 
-Once every conversation slot has been taken, admission lets in up to ``concurrency`` more
-case-iterations than there are slots, so while a conversation is in its last turns the next case has
-already set up its thread and waits for the slot, and the finished one cleans up after handing the
-slot on. Set-up and clean-up then cost a
-conversation slot nothing (bench/concurrency.py measured a fifth less wall at concurrency 50 than
-with set-up and clean-up inside the slot).
+After the first wave (every slot taken, or any conversation ended), admission lets in up to
+``concurrency`` more case-iterations than there are slots, so while a conversation is in its last
+turns the next case has already set up its thread and waits for the slot, and the finished one cleans
+up after handing the slot on. Set-up and clean-up then cost a conversation slot nothing
+(bench/concurrency.py measured a fifth less wall at concurrency 50 than with set-up and clean-up
+inside the slot). During the first wave each lane admits only its slots' worth: the first cases set
+up alone, and a small lane cannot take the cases a big lane's slots wait for.
 """
 
 from __future__ import annotations
@@ -161,8 +162,11 @@ class LanePool:
         self.lanes = list(lanes)
         self.concurrency = max(1, concurrency)
         self.admitted_limit = self.concurrency
-        """Case-iterations admitted at once: the conversation slots' worth at first, twice that (one set up
-        ahead of each slot) once every slot has been taken."""
+        """Case-iterations admitted at once: the conversation slots' worth during the first wave, twice that
+        (one set up ahead of each slot) after it."""
+        self.first_wave = True
+        """Until every slot has been taken or any conversation has ended: admission fills each lane's slots
+        and no more, so the first wave sets up alone."""
         self._slots_to_fill = min(self.concurrency, sum(lane.cap for lane in self.lanes))
         self.active = 0
         self.conversing = 0
@@ -182,7 +186,8 @@ class LanePool:
     def _pick(self, key: str) -> Lane | None:
         if self.active >= self.admitted_limit:
             return None
-        eligible = [lane for lane in self.lanes if lane.active < 2 * lane.cap and key not in lane.running]
+        per_lane = 1 if self.first_wave else 2
+        eligible = [lane for lane in self.lanes if lane.active < per_lane * lane.cap and key not in lane.running]
         if not eligible:
             return None
         return min(eligible, key=lambda lane: (lane.active, lane.started, lane.index))
@@ -236,16 +241,23 @@ class LanePool:
         lane.conversing += 1
         self.conversing += 1
         self.peak = max(self.peak, self.conversing)
-        if self.admitted_limit == self.concurrency and self.conversing >= self._slots_to_fill:
-            # Every slot has its first conversation: only now admit the cases that set up ahead. Admitted
-            # from the start, their set-up competed with the first wave's and every slot started later.
-            self.admitted_limit = 2 * self.concurrency
-            self._admission.hand_out(lambda: self.active >= self.admitted_limit)
+        if self.first_wave and self.conversing >= self._slots_to_fill:
+            self._end_first_wave()
+
+    def _end_first_wave(self) -> None:
+        # Only now admit the cases that set up ahead: admitted from the start, their set-up competed with
+        # the first wave's and every slot started later. The first conversation to end also ends the
+        # wave, or uneven set-up and conversation times could keep it from ever filling every slot.
+        self.first_wave = False
+        self.admitted_limit = 2 * self.concurrency
+        self._admission.hand_out(lambda: self.active >= self.admitted_limit)
 
     def _end_conversation(self, lane: Lane, _key: str) -> None:
         lane.conversing -= 1
         self.conversing -= 1
         self._conversations.hand_out(lambda: self.conversing >= self.concurrency)
+        if self.first_wave:
+            self._end_first_wave()
 
     @asynccontextmanager
     async def conversation(self, lane: Lane, key: str = "") -> AsyncIterator[None]:

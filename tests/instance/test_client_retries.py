@@ -215,3 +215,18 @@ def test_parsed_urls_are_reused_per_path_and_the_cache_stays_bounded(monkeypatch
     for n in range(10):
         client._request("GET", f"/rest/instance-ai/threads/t{n}/status", None, None, None, None)
     assert len(client._urls) <= 3
+
+
+async def test_dot_segment_ids_are_refused_before_any_request() -> None:
+    """Regression: ``quote`` leaves "." and ".." as they are and URL normalisation removes them, so a
+    folder id of ".." (say, from an agent's tool output) made clean-up DELETE the project itself."""
+    client = InstanceClient("http://127.0.0.1:9", email="a@b.c", password="pw")  # nothing listens there
+    for call in (
+        client.delete_folder("proj_1", ".."),
+        client.delete_data_table("proj_1", "."),
+        client.delete_workflow(".."),
+        client.delete_agent("proj_1", ""),
+    ):
+        with pytest.raises(InstanceError, match="is not an id"):
+            await call
+    assert client._urls == {}

@@ -54,7 +54,11 @@ def _tls_context() -> ssl.SSLContext:
 
 
 def _q(segment: str) -> str:
-    """One URL path segment, escaped (ids come from case files and traces)."""
+    """One URL path segment, escaped (ids come from case files, traces and the agent's tool output)."""
+    if segment in ("", ".", ".."):
+        # Escaping leaves these as they are and URL normalisation then drops them or climbs a level: a
+        # delete of folder ".." would go to the project itself.
+        raise InstanceError(f"{segment!r} is not an id; refusing to build a path from it")
     return quote(segment, safe="")
 
 

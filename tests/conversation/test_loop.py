@@ -6,9 +6,11 @@ import re
 import time
 from typing import Any
 
+import anyio
 import pytest
 
 from tests.conversation.helpers import FAST, asking_agent, drive, echo_agent, make_case, reasking_agent, stalling_agent
+from threadcase.demo_instance.agent.protocol import AgentContext, TurnInput
 from threadcase.harness.conversation import Budgets
 from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance import InstanceClient
@@ -134,3 +136,29 @@ async def test_an_answer_the_instance_refused_ends_the_conversation_at_once(monk
     assert len(out.user_texts) == 1  # no follow-up went to an agent still waiting for its answer
     assert out.status is not None
     assert out.status.status == "idle"  # the waiting run was cancelled
+
+
+async def test_an_answer_to_a_widget_that_is_gone_lets_the_turn_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 409 (the widget is no longer pending: its run ended) leaves nobody waiting for the answer; the
+    run's own events go on, so the turn is not cut short (the failure is still on record)."""
+    answered = anyio.Event()
+
+    async def gone(self: InstanceClient, request_id: str, body: Any) -> None:
+        answered.set()
+        raise InstanceError("instance refused the call", method="POST", path=f"/confirm/{request_id}", status=409)
+
+    async def agent_that_moves_on(turn: TurnInput, ctx: AgentContext) -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ctx.ask, {"inputType": "questions", "questions": [{"id": "q", "question": "Which?"}]})
+            await answered.wait()
+            tg.cancel_scope.cancel()  # the widget times out on the instance's side
+        await ctx.say("Never mind, I went with the default.")
+
+    monkeypatch.setattr(InstanceClient, "confirm", gone)
+    case = make_case(["Post a Slack message every morning", "Thanks, that's all"])
+    out = await drive(case, agent=agent_that_moves_on)
+    record = out.record
+    assert record.turns[1].finish_status == "completed"
+    assert "went with the default" in record.turns[1].text
+    assert record.ended_by != "error"
+    assert any("409" in failure for failure in record.instance_failures)

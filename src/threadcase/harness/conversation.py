@@ -345,7 +345,7 @@ class _Conversation:
         return status.settled and not pending_agents
 
     async def answer_widget(self, payload: dict[str, Any], assistant: transcript.Turn) -> bool:
-        """Answer one widget; False when the instance did not take the answer (after retries)."""
+        """Answer one widget; False when the instance refused the answer and the agent still waits for it."""
         try:
             request = wire.ConfirmationRequest.model_validate(payload)
         except ValueError as exc:
@@ -373,7 +373,9 @@ class _Conversation:
         except InstanceError as exc:
             widget.outcome = "no response"
             self.record.note_instance_failure(f"confirm {request.requestId} failed: {exc}", assistant)
-            return False
+            # 404/409: the widget is gone (its run ended, or it timed out), so nothing waits for this
+            # answer and the run's own events go on; anything else leaves the agent waiting for good.
+            return exc.status in (404, 409)
         return True
 
     async def cancel_run(self) -> None:

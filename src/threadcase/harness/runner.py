@@ -173,9 +173,9 @@ async def execute(
                             return
 
                 outer.start_soon(watch)
-            # The pool bounds concurrency; the fan-out only keeps a few times that many waiting, so a case
+            # The pool bounds what runs; the fan-out keeps only a few times that many tasks, so a case
             # blocked on its lane (same case running there) rarely holds back another, and a huge suite
-            # does not park thousands of tasks on the pool's condition.
+            # does not park thousands of tasks in the pool's admission queue.
             await fan_out(items, one, limit=max(1, min(len(items), 4 * pool.concurrency)))
         outer.cancel_scope.cancel()
     if work_scope.cancelled_caught and not interrupted:

@@ -45,6 +45,17 @@ def _at(stamp: str) -> float:
     return datetime.fromisoformat(stamp).timestamp()
 
 
+async def _one_case_lane(
+    tmp_path: Path, url: str, client: InstanceClient, **pool_options: Any
+) -> tuple[LoadedCase, Lane, LanePool]:
+    _write_cases(tmp_path / "suite", 1, turns=1)
+    (loaded,) = load_suite([tmp_path / "suite"])
+    project = await client.personal_project()
+    lane = Lane(url, cap=1)
+    lane.state["resources"] = LaneResources(clients=[client], project_id=project.id)
+    return loaded, lane, LanePool([lane], concurrency=1, **pool_options)
+
+
 @pytest.mark.anyio
 async def test_concurrency_bounds_conversations_while_the_next_cases_set_up_ahead(tmp_path: Path) -> None:
     _write_cases(tmp_path / "suite", 6)
@@ -84,17 +95,12 @@ async def test_concurrency_bounds_conversations_while_the_next_cases_set_up_ahea
 async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _write_cases(tmp_path / "suite", 1, turns=1)
-    (loaded,) = load_suite([tmp_path / "suite"])
     demo = DemoSettings()
     async with (
         demo_server(demo) as url,
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
-        project = await client.personal_project()
-        lane = Lane(url, cap=1)
-        lane.state["resources"] = LaneResources(clients=[client], project_id=project.id)
-        pool = LanePool([lane], concurrency=1)
+        loaded, lane, pool = await _one_case_lane(tmp_path, url, client)
         config = PipelineConfig(
             run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), case_deadline_seconds=0.5
         )
@@ -124,17 +130,6 @@ async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_d
     assert result.error is None, result.error
     assert result.status == "pass"
     assert result.seconds < 0.5
-
-
-async def _one_case_lane(
-    tmp_path: Path, url: str, client: InstanceClient, **pool_options: Any
-) -> tuple[LoadedCase, Lane, LanePool]:
-    _write_cases(tmp_path / "suite", 1, turns=1)
-    (loaded,) = load_suite([tmp_path / "suite"])
-    project = await client.personal_project()
-    lane = Lane(url, cap=1)
-    lane.state["resources"] = LaneResources(clients=[client], project_id=project.id)
-    return loaded, lane, LanePool([lane], concurrency=1, **pool_options)
 
 
 @pytest.mark.anyio

@@ -161,9 +161,6 @@ class LanePool:
             raise ValueError("a lane pool needs at least one lane")
         self.lanes = list(lanes)
         self.concurrency = max(1, concurrency)
-        self.admitted_limit = self.concurrency
-        """Case-iterations admitted at once: the conversation slots' worth during the first wave, twice that
-        (one set up ahead of each slot) after it."""
         self.first_wave = True
         """Until every slot has been taken or any conversation has ended: admission fills each lane's slots
         and no more, so the first wave sets up alone."""
@@ -181,7 +178,16 @@ class LanePool:
         self._admission = _Queue(lambda waiter: self._pick(waiter.key), self._admit)
         self._conversations = _Queue(self._conversation_room, self._converse)
 
+    @property
+    def admitted_limit(self) -> int:
+        """Case-iterations admitted at once: the conversation slots' worth during the first wave, twice
+        that (one set up ahead of each slot) after it."""
+        return self.concurrency if self.first_wave else 2 * self.concurrency
+
     # Admission
+
+    def _admission_full(self) -> bool:
+        return self.active >= self.admitted_limit
 
     def _pick(self, key: str) -> Lane | None:
         if self.active >= self.admitted_limit:
@@ -203,7 +209,7 @@ class LanePool:
         lane.active -= 1
         lane.running.discard(key)
         self.active -= 1
-        self._admission.hand_out(lambda: self.active >= self.admitted_limit)
+        self._admission.hand_out(self._admission_full)
 
     @asynccontextmanager
     async def lease(self, key: str) -> AsyncIterator[Lane]:
@@ -249,8 +255,7 @@ class LanePool:
         # the first wave's and every slot started later. The first conversation to end also ends the
         # wave, or uneven set-up and conversation times could keep it from ever filling every slot.
         self.first_wave = False
-        self.admitted_limit = 2 * self.concurrency
-        self._admission.hand_out(lambda: self.active >= self.admitted_limit)
+        self._admission.hand_out(self._admission_full)
 
     def _end_conversation(self, lane: Lane, _key: str) -> None:
         lane.conversing -= 1

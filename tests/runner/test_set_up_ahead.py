@@ -6,6 +6,7 @@ import asyncio
 import json
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,36 @@ async def _one_case_lane(
     return loaded, lane, LanePool([lane], concurrency=1, **pool_options)
 
 
+async def _run_behind_a_busy_slot(
+    loaded: LoadedCase,
+    lane: Lane,
+    pool: LanePool,
+    config: PipelineConfig,
+    hold: float,
+    while_held: Callable[[], Awaitable[None]] | None = None,
+) -> CaseResult:
+    """Run the case while the test holds the lane's only conversation slot for ``hold`` seconds."""
+    results: list[CaseResult] = []
+
+    async def run() -> None:
+        results.append(await run_case(WorkItem(loaded, 0), lane, config, pool))
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg, pool.conversation(lane, "someone-else"):
+            tg.start_soon(run)
+            await anyio.sleep(hold)
+            if while_held is not None:
+                await while_held()
+    (result,) = results
+    return result
+
+
+def _deadline_config(seconds: float) -> PipelineConfig:
+    return PipelineConfig(
+        run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), case_deadline_seconds=seconds
+    )
+
+
 @pytest.mark.anyio
 async def test_concurrency_bounds_conversations_while_the_next_cases_set_up_ahead(tmp_path: Path) -> None:
     _write_cases(tmp_path / "suite", 6)
@@ -101,9 +132,6 @@ async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_d
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
         loaded, lane, pool = await _one_case_lane(tmp_path, url, client)
-        config = PipelineConfig(
-            run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), case_deadline_seconds=0.5
-        )
         created: list[str] = []
         create_thread = client.create_thread
 
@@ -112,21 +140,14 @@ async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_d
             return await create_thread(thread_id, *args, **kwargs)
 
         monkeypatch.setattr(client, "create_thread", spy)
-        results: list[CaseResult] = []
 
-        async def run() -> None:
-            results.append(await run_case(WorkItem(loaded, 0), lane, config, pool))
+        async def thread_is_set_up() -> None:
+            # Set up and not finished: a finished case has deleted its thread.
+            (thread_id,) = created
+            assert (await client.thread_status(thread_id)).status == "idle"
 
-        with anyio.fail_after(10):
-            async with anyio.create_task_group() as tg, pool.conversation(lane, "someone-else"):
-                tg.start_soon(run)
-                # Longer than the case's whole deadline: the case has set up and waits for this slot.
-                await anyio.sleep(0.8)
-                # The case set up its thread before a slot was free.
-                (thread_id,) = created
-                assert (await client.thread_status(thread_id)).status == "idle"
-                assert not results
-        (result,) = results
+        # Longer than the case's whole deadline: the case has set up its thread and waits for this slot.
+        result = await _run_behind_a_busy_slot(loaded, lane, pool, _deadline_config(0.5), 0.8, thread_is_set_up)
     assert result.error is None, result.error
     assert result.status == "pass"
     assert result.seconds < 0.5
@@ -199,19 +220,7 @@ async def test_a_deadline_that_fires_as_set_up_ends_is_reported_even_when_the_ca
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
         loaded, lane, pool = await _one_case_lane(tmp_path, url, client)
-        config = PipelineConfig(
-            run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), case_deadline_seconds=0.5
-        )
-        results: list[CaseResult] = []
-
-        async def run() -> None:
-            results.append(await run_case(WorkItem(loaded, 0), lane, config, pool))
-
-        with anyio.fail_after(10):
-            async with anyio.create_task_group() as tg, pool.conversation(lane, "someone-else"):
-                tg.start_soon(run)
-                await anyio.sleep(1.0)
-    (result,) = results
+        result = await _run_behind_a_busy_slot(loaded, lane, pool, _deadline_config(0.5), 1.0)
     assert result.error is not None
     assert result.error.type == "CaseTimeout"
     assert result.status == "errored"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
 
 import anyio
 import httpx
@@ -15,7 +14,7 @@ from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance import EventSubscription, InstanceClient
 from threadcase.harness.instance.models import ClientTimeouts
-from threadcase.harness.instance.sse import SSEParser, decode_event
+from threadcase.harness.instance.sse import LineSplitter, SSEParser, decode_event
 
 pytestmark = pytest.mark.anyio
 
@@ -154,13 +153,9 @@ async def test_a_refused_background_stream_fails_ready_not_the_block(client: Ins
     assert reached
 
 
-class _Chunks(httpx.AsyncByteStream):
-    def __init__(self, chunks: list[bytes]) -> None:
-        self._chunks = chunks
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        for chunk in self._chunks:
-            yield chunk
+def _lines(chunks: list[bytes]) -> list[str]:
+    splitter = LineSplitter()
+    return [line for chunk in chunks for line in splitter.feed(chunk)] + splitter.end()
 
 
 @pytest.mark.parametrize(
@@ -173,49 +168,39 @@ class _Chunks(httpx.AsyncByteStream):
         [b"i", b"d: 1\nda", b"ta: {}\n", b"\n"],
     ],
 )
-async def test_lines_split_on_every_sse_line_end_across_chunks(chunks: list[bytes]) -> None:
-    from threadcase.harness.instance.sse import _lines
-
-    response = httpx.Response(200, stream=_Chunks(chunks))
-    assert [line async for line in _lines(response)] == ["id: 1", "data: {}", ""]
+def test_lines_split_on_every_sse_line_end_across_chunks(chunks: list[bytes]) -> None:
+    assert _lines(chunks) == ["id: 1", "data: {}", ""]
 
 
-async def test_lines_decode_utf8_split_inside_a_character() -> None:
-    from threadcase.harness.instance.sse import _lines
-
+def test_lines_decode_utf8_split_inside_a_character() -> None:
     text = "data: café ✓\n".encode()
-    response = httpx.Response(200, stream=_Chunks([text[:10], text[10:]]))
-    assert [line async for line in _lines(response)] == ["data: café ✓"]
+    assert _lines([text[:10], text[10:]]) == ["data: café ✓"]
 
 
-async def test_lines_keep_a_long_line_whole_and_a_lone_cr_before_plain_text_is_a_line_end() -> None:
-    from threadcase.harness.instance.sse import _lines
-
+def test_lines_keep_a_long_line_whole_and_a_lone_cr_before_plain_text_is_a_line_end() -> None:
     long_line = b"data: " + b"x" * 300_000
     chunks = [long_line[i : i + 4096] for i in range(0, len(long_line), 4096)] + [b"\r", b"id: 2", b"\n\n"]
-    response = httpx.Response(200, stream=_Chunks(chunks))
-    assert [line async for line in _lines(response)] == [long_line.decode(), "id: 2", ""]
+    assert _lines(chunks) == [long_line.decode(), "id: 2", ""]
+
+
+def test_an_unterminated_last_line_comes_out_at_the_end() -> None:
+    assert _lines([b"data: {}\n", b"id: 9"]) == ["data: {}", "id: 9"]
 
 
 async def test_waiting_for_a_background_stream_is_bounded(
     fake_instance: tuple[FakeInstance, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from contextlib import asynccontextmanager
-
     from tests.instance.fake_instance import PASSWORD
     from threadcase.harness.instance.models import ClientTimeouts
 
-    @asynccontextmanager
-    async def never_answers(
-        self: InstanceClient, path: str, last_event_id: str | None
-    ) -> AsyncIterator[httpx.Response]:
+    async def never_answers(self: InstanceClient, path: str, last_event_id: str | None) -> httpx.Response:
         await anyio.sleep_forever()
-        yield httpx.Response(200)  # pragma: no cover - never reached
+        raise AssertionError("never reached")  # pragma: no cover
 
     _, url = fake_instance
     quick = ClientTimeouts(connect=0.05, stream_read=0.05)
     async with InstanceClient(url, email="owner@example.com", password=PASSWORD, timeouts=quick) as client:
-        monkeypatch.setattr(InstanceClient, "_open_stream", never_answers)
+        monkeypatch.setattr(InstanceClient, "_connect_stream", never_answers)
         with anyio.fail_after(5):
             async with client.subscribe("t1", connect_in_background=True) as sub:
                 with pytest.raises(InstanceError, match="did not connect within"):
@@ -252,3 +237,49 @@ async def test_one_client_holds_more_event_streams_than_its_call_pool_has_connec
                 for _ in range(270):
                     tg.start_soon(hold_one)
     assert opened == 270
+
+
+@pytest.mark.parametrize("transport", ["lean", "httpx"])
+async def test_a_quiet_spell_costs_neither_the_connection_nor_an_event(
+    fake_instance: tuple[FakeInstance, str], transport: str
+) -> None:
+    """The stream is read in the caller's task, which gives up at each inactivity deadline: reading on
+    afterwards must continue the same connection, through the lean transport's body and through any
+    other transport's (read by a task into a queue)."""
+    from tests.instance.fake_instance import PASSWORD
+
+    _, url = fake_instance
+    other = httpx.AsyncHTTPTransport() if transport == "httpx" else None
+    async with (
+        InstanceClient(url, email="owner@example.com", password=PASSWORD, transport=other) as client,
+        client.subscribe("t1") as sub,
+    ):
+        for n in range(3):
+            await client.chat("t1", wire.ChatRequest(message=f"m{n}"))
+            events = await _collect(sub, 3)
+            assert [e.type for e in events] == ["run-start", "text-delta", "run-finish"]
+            # Only heartbeats come now: the deadline passes with bytes read but no event.
+            assert await sub.next_event(timeout=0.05) is None
+        assert sub.reconnects == 0
+        assert sub.last_event_id == "9"
+    fake, _ = fake_instance
+    assert fake.last_event_ids == [None]
+
+
+async def test_deadlines_during_the_reconnect_backoff_count_no_extra_loss(
+    fake_instance: tuple[FakeInstance, str], client: InstanceClient
+) -> None:
+    """Regression guard: a caller polling with short timeouts while the stream waits out its backoff must
+    not use up the reconnect budget (each interrupted wait would otherwise count as one more loss)."""
+    fake, _ = fake_instance
+    fake.stream_plan = [("end", 0)]
+    subscription = EventSubscription(client, "t1", max_reconnects=2, reconnect_wait=lambda _attempt: 0.3)
+    async with subscription as sub:
+        for _ in range(25):  # 0.5 s of polls: through the backoff and the reconnect
+            assert await sub.next_event(timeout=0.02) is None
+        assert sub.reconnects == 1
+        await client.chat("t1", wire.ChatRequest(message="hi"))
+        events = await _collect(sub, 3)
+        assert events[-1].type == "run-finish"
+        assert sub.reconnects == 1
+    assert fake.last_event_ids == [None, None]

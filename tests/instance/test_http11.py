@@ -20,7 +20,7 @@ from anyio.abc import SocketStream
 from tests.instance.demo import Demo, demo
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
 from threadcase.harness.instance import InstanceClient
-from threadcase.harness.instance.http11 import HTTP11Transport, _serialize
+from threadcase.harness.instance.http11 import HTTP11Transport, StreamingBody, _serialize
 
 pytestmark = pytest.mark.anyio
 
@@ -249,6 +249,56 @@ async def test_closing_a_stream_early_closes_its_connection() -> None:
         assert _transport(client)._idle_count == 0
         assert (await client.get(url + "/short")).text == "short"
     assert len(connections) == 2
+
+
+async def test_read_some_survives_its_deadline_and_a_cancellation() -> None:
+    """The event stream waits on a body with a deadline, gives up, and reads on later: neither the
+    deadline nor a cancellation may cost the connection or a byte of the answer."""
+    go_on = anyio.Event()
+
+    async def in_two_parts(stream: SocketStream, line: bytes, body: bytes) -> bool:
+        await stream.send(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n6\r\nfirst\n\r\n")
+        with anyio.fail_after(5):
+            await go_on.wait()
+        await stream.send(b"7\r\nsecond\n\r\n0\r\n\r\n")
+        return True
+
+    async with raw_server(in_two_parts) as (url, connections), _client() as client:
+        # Straight to the transport, as the instance client reads event streams (httpx's client wraps the body).
+        response = await _transport(client).handle_async_request(client.build_request("GET", url))
+        body = response.stream
+        assert isinstance(body, StreamingBody)
+        assert await body.read_some(anyio.current_time() + 5) == b"first\n"
+        assert await body.read_some(anyio.current_time() + 0.05) is None  # the deadline: nothing yet
+        with anyio.move_on_after(0.05) as scope:
+            await body.read_some(anyio.current_time() + 5)
+        assert scope.cancelled_caught  # cancelled while waiting
+        go_on.set()
+        assert await body.read_some(anyio.current_time() + 5) == b"second\n"
+        assert await body.read_some(anyio.current_time() + 5) == b""  # complete
+        assert _transport(client)._idle_count == 1  # fully read: back in the pool
+        await response.aclose()
+        assert (await client.get(url)).status_code == 200
+    assert len(connections) == 1
+
+
+async def test_read_some_gives_up_the_connection_when_it_fails() -> None:
+    async def cut(stream: SocketStream, line: bytes, body: bytes) -> bool:
+        await stream.send(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\npart\r\n")
+        return False  # closes the connection mid-body
+
+    async with raw_server(cut) as (url, _connections), _client() as client:
+        # Straight to the transport, as the instance client reads event streams (httpx's client wraps the body).
+        response = await _transport(client).handle_async_request(client.build_request("GET", url))
+        body = response.stream
+        assert isinstance(body, StreamingBody)
+        assert await body.read_some(anyio.current_time() + 5) == b"part"
+        with pytest.raises(httpx.RemoteProtocolError, match="mid-body"):
+            await body.read_some(anyio.current_time() + 5)
+        with pytest.raises(httpx.StreamClosed):
+            await body.read_some(anyio.current_time() + 5)
+        assert _transport(client)._idle_count == 0
+        assert _transport(client)._open == 0
 
 
 @pytest.mark.timeout(20)

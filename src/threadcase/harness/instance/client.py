@@ -16,8 +16,7 @@ import ssl
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import Iterable
 from types import TracebackType
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -654,28 +653,26 @@ class InstanceClient:
             message, method=method, path=path, status=response.status_code, excerpt=self.redactor.excerpt(body)
         )
 
-    @asynccontextmanager
-    async def _open_stream(self, path: str, last_event_id: str | None) -> AsyncIterator[httpx.Response]:
+    async def _connect_stream(self, path: str, last_event_id: str | None) -> httpx.Response:
+        """Open an event stream: the response once its head arrived, its body unread; the caller closes it."""
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         t = self.timeouts
         timeout = httpx.Timeout(t.default, connect=t.connect, read=t.stream_read)
         if not self._direct or self._transport is None:
-            async with self.http.stream("GET", path, headers=headers, timeout=timeout) as response:
-                if "set-cookie" in response.headers:
-                    self._cookie = None  # the client put it in the jar; plain calls must pick it up
-                yield response
-            return
+            response = await self.http.send(
+                self.http.build_request("GET", path, headers=headers, timeout=timeout), stream=True
+            )
+            if "set-cookie" in response.headers:
+                self._cookie = None  # the client put it in the jar; plain calls must pick it up
+            return response
         # Straight to the transport, as plain calls go (see ``_exchange``): one stream per case-iteration.
         request = self._request("GET", path, None, None, headers, None)
         request.extensions["timeout"] = timeout.as_dict()
         response = await (self._stream_transport or self._transport).handle_async_request(request)
         response.request = request
-        try:
-            if "set-cookie" in response.headers:
-                self.http.cookies.extract_cookies(response)
-                self._cookie = None
-            yield response
-        finally:
-            await response.aclose()
+        if "set-cookie" in response.headers:
+            self.http.cookies.extract_cookies(response)
+            self._cookie = None
+        return response

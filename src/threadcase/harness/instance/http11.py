@@ -24,7 +24,7 @@ import anyio.lowlevel
 import httptools
 import httpx
 
-__all__ = ["HTTP11Transport"]
+__all__ = ["HTTP11Transport", "StreamingBody"]
 
 _YIELD_EVERY = 16
 """Reads served straight from the socket buffer before one trip through the event loop."""
@@ -185,22 +185,35 @@ class _Connection:
 
     async def receive(self, seconds: float | None, request: httpx.Request) -> None:
         """Read what arrived (waiting up to ``seconds`` when nothing has) and feed it to the parser."""
+        deadline = math.inf if seconds is None else anyio.current_time() + seconds
+        if not await self.receive_until(deadline, request):
+            raise httpx.ReadTimeout(f"timed out after {seconds} s waiting for {_where(self)}'s answer", request=request)
+
+    async def receive_until(self, deadline: float, request: httpx.Request) -> bool:
+        """Read what arrived (waiting until ``deadline``, anyio time, when nothing has) and feed it to the
+        parser; False when nothing came by then.
+
+        Nothing is consumed until bytes are there, so a deadline or a cancellation while waiting leaves
+        the connection and its parse state exactly as they were: the read can simply be tried again.
+        """
         if self._reads_without_yield >= _YIELD_EVERY:
             # A peer that sends faster than we read would otherwise keep every read on the fast path
             # below and this task would hold the loop: no other case, deadline or Ctrl-C would run.
             self._reads_without_yield = 0
             await anyio.lowlevel.checkpoint()
         try:
-            data = self.sock.recv(_RECV_SIZE)
+            data: bytes | None = self.sock.recv(_RECV_SIZE)
             self._reads_without_yield += 1
         except BlockingIOError:
             self._reads_without_yield = 0
-            data = await self._wait_and_recv(seconds, request)
+            data = await self._wait_and_recv(deadline, request)
+            if data is None:
+                return False
         except OSError as exc:
             raise self._read_error(exc, request) from exc
         if not data:
             self._eof(request)
-            return
+            return True
         self.received = True
         assert self.parser is not None
         try:
@@ -219,11 +232,11 @@ class _Connection:
             self.keep_alive = False  # the answer stands; what followed it makes the connection unusable
         if self.done and self.head_only and self.chunks:
             self.keep_alive = False
+        return True
 
-    async def _wait_and_recv(self, seconds: float | None, request: httpx.Request) -> bytes:
+    async def _wait_and_recv(self, deadline: float, request: httpx.Request) -> bytes | None:
         # A bare cancel scope, not fail_after: this runs for nearly every answer and every event batch
         # (~26 times a case), and fail_after's generator wrapper was a third of the wait's cost.
-        deadline = math.inf if seconds is None else anyio.current_time() + seconds
         try:
             with anyio.CancelScope(deadline=deadline):
                 while True:
@@ -235,7 +248,7 @@ class _Connection:
         except (OSError, anyio.ClosedResourceError, anyio.BusyResourceError) as exc:
             raise self._read_error(exc, request) from exc
         # Only the scope's own deadline ends the block without a return (an outer cancellation propagates).
-        raise httpx.ReadTimeout(f"timed out after {seconds} s waiting for {_where(self)}'s answer", request=request)
+        return None
 
     def _read_error(self, exc: BaseException, request: httpx.Request) -> Exception:
         if not self.received and isinstance(exc, ConnectionError):
@@ -270,8 +283,13 @@ def _describe(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-class _Body(httpx.AsyncByteStream):
-    """An answer's body as it arrives; the connection goes back to the pool once it is fully read."""
+class StreamingBody(httpx.AsyncByteStream):
+    """An answer's body as it arrives; the connection goes back to the pool once it is fully read.
+
+    Iterating it (what httpx does) gives up the connection on any interruption. :meth:`read_some` is the
+    other way to read it: a wait that times out or is cancelled leaves it intact, so a reader can wait
+    with a deadline and try again (the event stream does, see ``sse.py``).
+    """
 
     def __init__(self, pool: HTTP11Transport, conn: _Connection, request: httpx.Request, timeout: float | None):
         self._pool = pool
@@ -303,6 +321,34 @@ class _Body(httpx.AsyncByteStream):
             raise
         self._conn = None
         self._pool._release(conn)
+
+    async def read_some(self, deadline: float) -> bytes | None:
+        """The body's next bytes; ``b""`` once it is complete; None when nothing came by ``deadline``
+        (anyio time). A failure gives up the connection; a timeout or a cancellation does not."""
+        conn = self._conn
+        if conn is None:
+            raise httpx.StreamClosed()
+        while True:
+            if conn.chunks:
+                chunks, conn.chunks = conn.chunks, []
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            if conn.done:
+                self._conn = None
+                self._pool._release(conn)
+                return b""
+            try:
+                if not await conn.receive_until(deadline, self._request):
+                    return None
+            except anyio.get_cancelled_exc_class():
+                raise  # nothing was consumed: the connection is as it was
+            except _Disconnected as exc:
+                self._conn = None
+                self._pool._discard(conn)
+                raise httpx.RemoteProtocolError(str(exc), request=self._request) from None
+            except BaseException:
+                self._conn = None
+                self._pool._discard(conn)
+                raise
 
     async def aclose(self) -> None:
         if self._conn is not None:
@@ -387,7 +433,7 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
                 status, headers = conn.status, conn.headers
                 self._release(conn)
                 return httpx.Response(status, headers=headers, stream=httpx.ByteStream(content), extensions=extensions)
-            body = _Body(self, conn, request, read_timeout)
+            body = StreamingBody(self, conn, request, read_timeout)
             return httpx.Response(conn.status, headers=conn.headers, stream=body, extensions=extensions)
         except BaseException:
             self._discard(conn)

@@ -61,6 +61,13 @@ def _q(segment: str) -> str:
     return quote(segment, safe="")
 
 
+def _json_bytes(body: Any) -> bytes:
+    """A request body as JSON, encoded as httpx's ``json=`` would (compact, UTF-8, no NaN)."""
+    if isinstance(body, bytes):
+        return body
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
 def _items(data: Any, *keys: str) -> list[Any]:
     """A list answer, whether bare or wrapped (``{"runs": [...]}``, ``{"count", "data": [...]}``)."""
     if isinstance(data, list):
@@ -488,8 +495,9 @@ class InstanceClient:
                 return items
 
     @staticmethod
-    def _dump(model: BaseModel) -> dict[str, Any]:
-        return model.model_dump(mode="json", exclude_none=True)
+    def _dump(model: BaseModel) -> bytes:
+        # Encoded once, by pydantic-core, straight to JSON: no dict of it in between, nor a second encoder.
+        return model.model_dump_json(exclude_none=True).encode()
 
     async def _call(
         self,
@@ -572,12 +580,18 @@ class InstanceClient:
         headers: dict[str, str] | None,
         seconds: float | None,
     ) -> httpx.Request:
-        """The request as httpx's client would build it (its default headers, the session cookie)."""
+        """The request as httpx's client would build it (its default headers, the session cookie).
+
+        ``json_body``: the JSON body, already encoded (bytes, see :meth:`_dump`) or a value to encode.
+        """
         http = self.http
+        content = None if json_body is None else _json_bytes(json_body)
+        if content is not None:
+            headers = {"Content-Type": "application/json", **(headers or {})}
         if not self._direct:
             client_timeout = httpx.Timeout(seconds or self.timeouts.default, connect=self.timeouts.connect)
             return http.build_request(
-                method, path, json=json_body, params=params, headers=headers, timeout=client_timeout
+                method, path, content=content, params=params, headers=headers, timeout=client_timeout
             )
         merged = dict(self._base_headers)
         if self._cookie is None:
@@ -604,7 +618,7 @@ class InstanceClient:
                 cached = self._urls[path] = httpx.URL(url)
             url = cached
         return httpx.Request(
-            method, url, params=params, json=json_body, headers=merged, extensions={"timeout": timeout}
+            method, url, params=params, content=content, headers=merged, extensions={"timeout": timeout}
         )
 
     async def _exchange(self, request: httpx.Request) -> httpx.Response:
@@ -613,10 +627,15 @@ class InstanceClient:
             return await self.http.send(request)
         response = await self._transport.handle_async_request(request)
         response.request = request
-        try:
-            await response.aread()
-        finally:
-            await response.aclose()
+        if isinstance(response.stream, httpx.ByteStream):
+            # The whole answer came with its head (see http11): reading it needs no async iteration.
+            response.read()
+            response.close()
+        else:
+            try:
+                await response.aread()
+            finally:
+                await response.aclose()
         if "set-cookie" in response.headers:
             self.http.cookies.extract_cookies(response)
             self._cookie = None

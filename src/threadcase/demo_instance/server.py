@@ -17,6 +17,7 @@ import uvicorn
 from threadcase._util.serve import serve_in_thread
 from threadcase.demo_instance.agent.protocol import BuilderAgent
 from threadcase.demo_instance.app import create_app, platform_of
+from threadcase.demo_instance.coalesce import CoalescingHttpToolsProtocol
 from threadcase.demo_instance.settings import DemoSettings
 
 __all__ = ["demo_server", "demo_server_sync", "serve_forever"]
@@ -105,6 +106,7 @@ def serve_forever(
         timeout_graceful_shutdown=2,
         # Nothing here reads the client address, so X-Forwarded-* need not be parsed on every request.
         proxy_headers=False,
+        http=CoalescingHttpToolsProtocol,
     )
     server = _Server(config, app)
     if ready is not None:

@@ -72,6 +72,23 @@ def test_close_sends_what_is_pending_first_and_a_closing_transport_gets_nothing(
     _run(body)
 
 
+def _assert_answers_come_whole(url: str) -> None:
+    with httpx.Client(base_url=url) as client:
+        login = client.post("/rest/login", json={"emailOrLdapLoginId": DEFAULT_EMAIL, "password": DEFAULT_PASSWORD})
+        cookie = login.headers["set-cookie"].split(";")[0]
+    host, port = url.removeprefix("http://").split(":")
+    request = f"GET /rest/projects/personal HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n".encode()
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        for _ in range(5):
+            sock.sendall(request)
+            first = sock.recv(65536)  # whatever the first segment brought
+            head, _, body = first.partition(b"\r\n\r\n")
+            lengths = [
+                line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+            ]
+            assert len(body) == int(lengths[0]), f"the body did not come with the head: {first!r}"
+
+
 def test_a_served_answer_arrives_whole_in_one_segment() -> None:
     """``threadcase demo serve`` answers a small JSON call with head and body in one send (uvicorn alone
     writes them apart, and a client on another core wakes up twice)."""
@@ -79,23 +96,7 @@ def test_a_served_answer_arrives_whole_in_one_segment() -> None:
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert process.stdout is not None
-        url = process.stdout.readline().rsplit(" ", 1)[-1].strip()
-        with httpx.Client(base_url=url) as client:
-            login = client.post("/rest/login", json={"emailOrLdapLoginId": DEFAULT_EMAIL, "password": DEFAULT_PASSWORD})
-            cookie = login.headers["set-cookie"].split(";")[0]
-        host, port = url.removeprefix("http://").split(":")
-        request = f"GET /rest/projects/personal HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n".encode()
-        with socket.create_connection((host, int(port)), timeout=10) as sock:
-            for _ in range(5):
-                sock.sendall(request)
-                first = sock.recv(65536)  # whatever the first segment brought
-                head, _, body = first.partition(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":")[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length")
-                )
-                assert len(body) == length, f"the body did not come with the head: {first!r}"
+        _assert_answers_come_whole(process.stdout.readline().rsplit(" ", 1)[-1].strip())
     finally:
         process.terminate()
         process.communicate(timeout=20)

@@ -11,12 +11,15 @@ import contextlib
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
 
 from threadcase._util.loop import run as run_loop
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["serve_in_thread", "serving"]
 
@@ -41,11 +44,13 @@ def serve_in_thread(
     port: int = 0,
     startup_timeout: float = 20.0,
     shutdown_timeout: float = 10.0,
+    http: type[asyncio.Protocol] | None = None,
 ) -> Iterator[str]:
     """Run ``app`` until the block exits; yields its base URL (``http://127.0.0.1:PORT``).
 
     ``port=0`` binds a free port. Open streams (SSE) are closed at shutdown after
-    ``shutdown_timeout`` seconds, so the thread always ends.
+    ``shutdown_timeout`` seconds, so the thread always ends. ``http``: uvicorn's HTTP protocol class
+    (None = uvicorn's choice).
     """
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
@@ -56,6 +61,7 @@ def serve_in_thread(
         lifespan="on",
         timeout_graceful_shutdown=max(1, int(shutdown_timeout / 2)),
         ws="none",
+        http=http or "auto",
     )
     server = uvicorn.Server(config)
     failure: list[BaseException] = []

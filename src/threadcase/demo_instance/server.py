@@ -38,7 +38,7 @@ def demo_server_sync(
 ) -> Iterator[str]:
     """Serve a demo instance in a background thread until the block exits; yields its base URL."""
     app = create_app(settings or DemoSettings(), agent=agent)
-    with serve_in_thread(app, host=host, port=port) as url:
+    with serve_in_thread(app, host=host, port=port, http=CoalescingHttpToolsProtocol) as url:
         try:
             yield url
         finally:

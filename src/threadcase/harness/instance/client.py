@@ -115,6 +115,9 @@ class InstanceClient:
         self._base_headers: dict[str, str] = {}
         self._cookie: str | None = None
         """The ``Cookie`` header the jar yields for this instance, cached until the jar changes."""
+        self._headers: dict[bool, httpx.Headers] = {}
+        """The headers of a plain call, without and with a JSON body, for the cached cookie: copying a
+        ready ``httpx.Headers`` is a list copy, building one normalises every header again."""
         self._direct = not urllib.request.getproxies()
         """Plain calls skip httpx's client layer (cookie jar, URL merging, auth and redirect machinery,
         ~0.2 ms a call) unless a proxy is configured, which only the client layer knows how to route."""
@@ -586,21 +589,28 @@ class InstanceClient:
         """
         http = self.http
         content = None if json_body is None else _json_bytes(json_body)
-        if content is not None:
-            headers = {"Content-Type": "application/json", **(headers or {})}
         if not self._direct:
             client_timeout = httpx.Timeout(seconds or self.timeouts.default, connect=self.timeouts.connect)
+            if content is not None:
+                headers = {"Content-Type": "application/json", **(headers or {})}
             return http.build_request(
                 method, path, content=content, params=params, headers=headers, timeout=client_timeout
             )
-        merged = dict(self._base_headers)
         if self._cookie is None:
             probe = httpx.Request("GET", self.base_url + "/")
             http.cookies.set_cookie_header(probe)
             self._cookie = probe.headers.get("cookie", "")
-        if self._cookie:
-            merged["Cookie"] = self._cookie
+            self._headers.clear()
+        merged = self._headers.get(content is not None)
+        if merged is None:
+            fixed = dict(self._base_headers)
+            if self._cookie:
+                fixed["Cookie"] = self._cookie
+            if content is not None:
+                fixed["Content-Type"] = "application/json"
+            merged = self._headers[content is not None] = httpx.Headers(fixed)
         if headers:
+            merged = httpx.Headers(merged)
             merged.update(headers)
         timeout = (
             self._default_timeout

@@ -190,6 +190,14 @@ async def test_connection_close_and_http10_answers_are_not_reused() -> None:
     assert len(connections) == 3
 
 
+async def test_a_request_asking_to_close_does_not_keep_its_connection() -> None:
+    async with raw_server(echo) as (url, connections), _client() as client:
+        assert (await client.get(url, headers={"Connection": "close"})).text == "echo:"
+        assert _transport(client)._idle_count == 0
+        assert (await client.get(url)).text == "echo:"
+    assert len(connections) == 2
+
+
 async def test_bytes_after_a_complete_answer_make_the_connection_unusable() -> None:
     for after in (b"garbage", _answer(b"unasked")):
         async with raw_server(answering(_answer(b"ok") + after)) as (url, connections), _client() as client:
@@ -672,8 +680,11 @@ def test_head_and_body_leave_in_one_buffer() -> None:
     request = httpx.Request("POST", "http://h:8/p?q=1", json={"a": 1}, headers={"X-A": "b"})
     assert _serialize(request, request.content) == (
         b"POST /p?q=1 HTTP/1.1\r\nHost: h:8\r\nX-A: b\r\nContent-Length: 7\r\n"
-        b'Content-Type: application/json\r\n\r\n{"a":1}'
+        b'Content-Type: application/json\r\n\r\n{"a":1}',
+        False,
     )
+    closing = httpx.Request("GET", "http://h/", headers={"Connection": " Close"})
+    assert _serialize(closing, b"")[1] is True
 
 
 async def test_a_streamed_request_body_keeps_its_chunked_framing() -> None:
@@ -683,7 +694,8 @@ async def test_a_streamed_request_body_keeps_its_chunked_framing() -> None:
 
     request = httpx.Request("PUT", "http://h/", content=parts())
     body = await request.aread()
-    assert _serialize(request, body).endswith(b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+    data, _closing = _serialize(request, body)
+    assert data.endswith(b"Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
 
 
 # --- with the demo instance ---------------------------------------------------------------------

@@ -390,12 +390,12 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
             body = request.content
         except httpx.RequestNotRead:
             body = await request.aread()
-        data = _serialize(request, body)
+        data, closing = _serialize(request, body)
         method = request.method
         origin = (url.host, url.port or 80)
         conn = await self._checkout(origin, timeouts, request)
         try:
-            return await self._exchange(conn, request, data, timeouts)
+            return await self._exchange(conn, request, data, closing, timeouts)
         except _Disconnected as exc:
             # A kept-alive connection the server closed just as we reused it: a race no client can
             # avoid. Nothing of an answer arrived, so the request was not answered; repeat it once on a
@@ -405,14 +405,22 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
                 raise httpx.RemoteProtocolError(str(exc.args[0]), request=request) from None
         conn = await self._connect(origin, timeouts, request)
         try:
-            return await self._exchange(conn, request, data, timeouts)
+            return await self._exchange(conn, request, data, closing, timeouts)
         except _Disconnected as exc:
             raise httpx.RemoteProtocolError(str(exc.args[0]), request=request) from None
 
     async def _exchange(
-        self, conn: _Connection, request: httpx.Request, data: bytes, timeouts: dict[str, float | None]
+        self,
+        conn: _Connection,
+        request: httpx.Request,
+        data: bytes,
+        closing: bool,
+        timeouts: dict[str, float | None],
     ) -> httpx.Response:
-        """One request on ``conn`` (checked out): the response, or the connection is discarded."""
+        """One request on ``conn`` (checked out): the response, or the connection is discarded.
+
+        ``closing``: the request asked for ``Connection: close``, so the connection is not kept.
+        """
         try:
             conn.begin(request.method == "HEAD")
             try:
@@ -424,7 +432,7 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
             read_timeout = timeouts.get("read")
             while not conn.head_done:
                 await conn.receive(read_timeout, request)
-            if request.headers.get("connection", "").lower() == "close":
+            if closing:
                 conn.keep_alive = False
             extensions = {"http_version": b"HTTP/1.1", "reason_phrase": conn.reason}
             if conn.done:
@@ -556,13 +564,17 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
             self._waiters.popleft().set()
 
 
-def _serialize(request: httpx.Request, body: bytes) -> bytes:
-    """Head and body in one buffer: one send, one segment on loopback, one wake-up of the server."""
+def _serialize(request: httpx.Request, body: bytes) -> tuple[bytes, bool]:
+    """Head and body in one buffer (one send, one segment on loopback, one wake-up of the server), and
+    whether the request asks to close the connection after its answer."""
     lines = [request.method.encode("ascii"), b" ", request.url.raw_path, b" HTTP/1.1\r\n"]
-    chunked = False
+    chunked = closing = False
     for name, value in request.headers.raw:
-        if name.lower() == b"transfer-encoding" and value.lower() == b"chunked":
+        lowered = name.lower()
+        if lowered == b"transfer-encoding" and value.lower() == b"chunked":
             chunked = True
+        elif lowered == b"connection" and value.strip().lower() == b"close":
+            closing = True
         lines += (name, b": ", value, b"\r\n")
     lines.append(b"\r\n")
     if chunked:
@@ -572,7 +584,7 @@ def _serialize(request: httpx.Request, body: bytes) -> bytes:
         lines.append(b"0\r\n\r\n")
     elif body:
         lines.append(body)
-    return b"".join(lines)
+    return b"".join(lines), closing
 
 
 async def _open_socket(origin: _Origin, seconds: float | None, request: httpx.Request) -> socket.socket:

@@ -453,6 +453,8 @@ class _Conversation:
         last saved workflow, run a saved workflow); returns one line per action for the user turn, so
         the judge sees it — the message sent to the agent never mentions it."""
         actions: list[str] = []
+        if not rename_to and not run_workflow_id:
+            return actions
         names = {w.id: w.name for w in saved_workflows(self.record.turns)}
         if rename_to:
             saved = list(names)

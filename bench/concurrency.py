@@ -24,6 +24,10 @@ journal and the reports. Not timed: ``prepare_process()``, what ``threadcase run
 printed: the harness's CPU (and per case), the demo's CPU, and what other processes of the machine took
 meanwhile (the cores are shared).
 
+The run is CPU-bound on a 2-core machine, so the ratio moves with the speed of the cores it got:
+``core_speed_ms=`` is how long a fixed pure-Python loop takes on this machine (best of three, before
+the run), a yardstick to compare figures measured on different machines or days.
+
 Run: ``python -m bench.concurrency [--cases 200] [--turns 4] [--latency-ms 100] [--concurrency 50]``.
 """
 
@@ -112,6 +116,18 @@ def demo_process(latency_ms: int) -> Iterator[tuple[str, int]]:
 PROBE_THREADS = 5
 
 
+def core_speed_ms() -> float:
+    """Milliseconds for 2,000,000 iterations of a small pure-Python loop, best of three."""
+    best = math.inf
+    for _ in range(3):
+        started = time.perf_counter()
+        total = 0
+        for value in range(2_000_000):
+            total += value
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
 def _instant(stamp: str) -> datetime:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
 
@@ -153,6 +169,7 @@ async def probe_turn_latency(url: str, email: str, password: str, turns: int) ->
 
 
 async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> None:
+    speed = core_speed_ms()
     with tempfile.TemporaryDirectory(prefix="threadcase-bench-") as tmp:
         suite = Path(tmp) / "cases"
         suite.mkdir()
@@ -187,7 +204,8 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
         print(
             f"cases={summary.case_iterations} passed_units={summary.units.passed} errored={errored} "
             f"exit={summary.exit_code} harness_cpu={cpu:.3f} cpu_per_case_ms={1000 * cpu / max(1, cases):.1f} "
-            f"server_cpu={server_cpu:.3f} others_cpu={others_cpu:.3f} cores={os.cpu_count()} imports={imports:.3f}"
+            f"server_cpu={server_cpu:.3f} others_cpu={others_cpu:.3f} cores={os.cpu_count()} imports={imports:.3f} "
+            f"core_speed_ms={speed:.0f}"
         )
         nominal = math.ceil(cases / concurrency) * turns * latency_ms / 1000
         print(

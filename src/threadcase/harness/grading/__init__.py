@@ -138,9 +138,15 @@ async def grade_case(
         except Exception as exc:  # same: one broken scenario path must not lose the judge's verdicts
             scenarios = _scenario_placeholders(case, f"scenario execution error: {type(exc).__name__}: {exc}")
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_judge)
-        tg.start_soon(_scenarios)
+    if expectations and case.execution_scenarios:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_judge)
+            tg.start_soon(_scenarios)
+    else:
+        # At most one of them waits on anything (the other returns at once): two tasks in a group
+        # for that cost more than the rest of grading a typical case.
+        await _judge()
+        await _scenarios()
 
     info.update({f"judge_{k}": v for k, v in judged.info.items() if k not in ("model", "prompt_version")})
     verdicts = _blame_timeout([*judged.verdicts, *scenarios, *checks], record.ended_by)

@@ -27,6 +27,8 @@ async def fan_out(
     called as each result arrives (in completion order), e.g. to append a journal line at once.
     """
     pending: Sequence[T] = list(items)
+    if not pending:
+        return []  # no limiter and no task group for nothing (an empty fan-out is common per case)
     limiter = limit if isinstance(limit, anyio.CapacityLimiter) else anyio.CapacityLimiter(max(1, limit))
     results: list[R | None] = [None] * len(pending)
 

@@ -26,8 +26,8 @@ up alone, and a small lane cannot take the cases a big lane's slots wait for.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,18 +233,16 @@ class LanePool:
         self.active -= 1
         self._admission.hand_out(self._admission_full)
 
-    @asynccontextmanager
-    async def lease(self, key: str) -> AsyncIterator[Lane]:
+    def lease(self, key: str) -> AbstractAsyncContextManager[Lane]:
         """Wait for a lane that may take ``key`` now; hold it from set-up to clean-up (the block)."""
+        return _Lease(self, key)
+
+    async def _lease(self, key: str) -> Lane:
         lane = self._pick(key)
         if lane is not None:
             self._admit(lane, key)
-        else:
-            lane = await self._admission.wait(_Waiter(key), self._release)
-        try:
-            yield lane
-        finally:
-            self._release(lane, key)
+            return lane
+        return await self._admission.wait(_Waiter(key), self._release)
 
     # Housekeeping
 
@@ -258,12 +256,13 @@ class LanePool:
 
     # Conversations
 
+    def _has_room(self, lane: Lane) -> bool:
+        return self.conversing < self.concurrency and lane.conversing < lane.cap
+
     def _conversation_room(self, waiter: _Waiter) -> Lane | None:
         lane = waiter.home
         assert lane is not None
-        if self.conversing >= self.concurrency or lane.conversing >= lane.cap:
-            return None
-        return lane
+        return lane if self._has_room(lane) else None
 
     def _converse(self, lane: Lane, _key: str) -> None:
         lane.conversing += 1
@@ -286,15 +285,48 @@ class LanePool:
         if self.first_wave:
             self._end_first_wave()
 
-    @asynccontextmanager
-    async def conversation(self, lane: Lane, key: str = "") -> AsyncIterator[None]:
+    def conversation(self, lane: Lane, key: str = "") -> AbstractAsyncContextManager[None]:
         """Wait for a conversation slot on ``lane`` (admitted by :meth:`lease`); hold it for the block."""
-        waiter = _Waiter(key, lane)
-        if self._conversation_room(waiter) is not None:
+        return _ConversationSlot(self, lane, key)
+
+    async def _take_slot(self, lane: Lane, key: str) -> None:
+        if self._has_room(lane):
             self._converse(lane, key)
         else:
-            await self._conversations.wait(waiter, self._end_conversation)
-        try:
-            yield
-        finally:
-            self._end_conversation(lane, key)
+            await self._conversations.wait(_Waiter(key, lane), self._end_conversation)
+
+
+# The pool's gates as plain async context managers: two per case-iteration, and a generator-based one
+# (asynccontextmanager) costs several times as much to enter and leave.
+
+
+class _Lease:
+    __slots__ = ("_key", "_lane", "_pool")
+
+    def __init__(self, pool: LanePool, key: str) -> None:
+        self._pool = pool
+        self._key = key
+        self._lane: Lane | None = None
+
+    async def __aenter__(self) -> Lane:
+        self._lane = await self._pool._lease(self._key)
+        return self._lane
+
+    async def __aexit__(self, *_exc: object) -> None:
+        assert self._lane is not None
+        self._pool._release(self._lane, self._key)
+
+
+class _ConversationSlot:
+    __slots__ = ("_key", "_lane", "_pool")
+
+    def __init__(self, pool: LanePool, lane: Lane, key: str) -> None:
+        self._pool = pool
+        self._lane = lane
+        self._key = key
+
+    async def __aenter__(self) -> None:
+        await self._pool._take_slot(self._lane, self._key)
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._pool._end_conversation(self._lane, self._key)

@@ -19,6 +19,7 @@ import json
 import logging
 import math
 import re
+import secrets
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable
@@ -132,7 +133,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
     started = utc_now()
     clock = time.perf_counter()
     thread_id = str(uuid.uuid4())
-    run_suffix = uuid.uuid4().hex[:8]
+    run_suffix = secrets.token_hex(4)  # 8 random hex digits, as uuid4().hex[:8] gave, for less
     record = RunRecord(
         case_slug=loaded.slug,
         iteration=item.iteration,
@@ -366,8 +367,9 @@ async def _cleanup(
     A settled conversation's record already names everything the agent made (its tool calls and the
     collected artifacts), so the extra stock-taking an interrupted one needs is skipped.
     """
-    # Shielded so Ctrl-C cannot interrupt it half way; bounded so a dead instance cannot hang the exit.
-    with anyio.CancelScope(shield=True), anyio.move_on_after(config.cleanup_seconds) as scope:
+    # Shielded so Ctrl-C cannot interrupt it half way; bounded so a dead instance cannot hang the exit
+    # (one scope does both: a shield keeps out only cancellation from outside, never its own deadline).
+    with anyio.CancelScope(shield=True, deadline=anyio.current_time() + config.cleanup_seconds) as scope:
         try:
             await credentials.cleanup()
         except Exception as exc:

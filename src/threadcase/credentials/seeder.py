@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     # Only for annotations: the schema imports the templates, so a runtime import here would be a cycle.
     from threadcase.harness import schema
 
-__all__ = ["CredentialSeeder", "SeededCredential"]
+__all__ = ["CredentialSeeder", "SeededCredential", "token_environment"]
 
 _log = logging.getLogger("threadcase.credentials")
 
@@ -58,19 +58,29 @@ class SeededCredential(BaseModel):
     """On the bypass list: its connection test passes without contacting the provider."""
 
 
+def token_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The templates' ``EVAL_*`` variables as they are now in ``environ`` (default: the process environment).
+
+    Only these are ever read: copying the whole process environment (one decode per variable) was most
+    of a seeder's construction. The runner takes this once per run and hands it to every seeder, because
+    even these few lookups in ``os.environ`` (two exceptions per variable that is not set) cost more than
+    the rest of a seeder.
+    """
+    source = os.environ if environ is None else environ
+    return {name: source[name] for name in _TOKEN_VARIABLES if name in source}
+
+
 class CredentialSeeder:
     """Creates, pins and deletes one run's credentials on one instance.
 
-    ``environ`` supplies the ``EVAL_*`` tokens (default: the process environment, read once here).
-    One seeder per case-iteration: the name counter and the tracked ids belong to that run.
+    ``environ`` supplies the ``EVAL_*`` tokens (default: the process environment, read once here; the
+    runner passes its run's :func:`token_environment`). One seeder per case-iteration: the name counter
+    and the tracked ids belong to that run.
     """
 
     def __init__(self, client: InstanceClient, *, environ: Mapping[str, str] | None = None) -> None:
         self._client = client
-        source = os.environ if environ is None else environ
-        # Only the templates' variables are ever read: copying the whole process environment (one
-        # decode per variable) was most of a seeder's construction, and there is one per case-iteration.
-        self._environ: Mapping[str, str] = {name: source[name] for name in _TOKEN_VARIABLES if name in source}
+        self._environ: Mapping[str, str] = token_environment(environ)
         self.seeded: list[SeededCredential] = []
         """Every credential this seeder created and still tracks, in creation order."""
         self._names: Counter[str] = Counter()

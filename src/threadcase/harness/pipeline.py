@@ -22,7 +22,7 @@ import re
 import secrets
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,9 @@ class PipelineConfig:
     headers: dict[str, str] | None = None
     calibration: CalibrationResult | None = None
     """The judge's calibration for this run; a failed one makes its verdicts not judged."""
+    environ: Mapping[str, str] | None = None
+    """The ``EVAL_*`` token variables every credential seeder of the run uses (the runner's
+    ``token_environment()`` at run start); None = each seeder reads the process environment."""
 
 
 def _deadline(config: PipelineConfig, item: WorkItem) -> float:
@@ -141,7 +144,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
         base_url=lane.base_url,
         mode=case.mode,
     )
-    credentials = CredentialSeeder(client)
+    credentials = CredentialSeeder(client, environ=config.environ)
     seed: RestoredSeed | None = None
     thread_created = False
     settled = False

@@ -118,7 +118,7 @@ async def grade_case(
         voided = void_units(units, premises, ended_by=record.ended_by)
         return Grading(verdicts=voided, premises=premises, judge=info)
 
-    judged = JudgeOutcome(verdicts=[])
+    judged: JudgeOutcome | None = None  # _judge always sets it (a placeholder model was built for nothing)
     scenarios: list[UnitVerdict] = []
 
     async def _judge() -> None:
@@ -148,6 +148,7 @@ async def grade_case(
         await _judge()
         await _scenarios()
 
+    assert judged is not None
     info.update({f"judge_{k}": v for k, v in judged.info.items() if k not in ("model", "prompt_version")})
     verdicts = _blame_timeout([*judged.verdicts, *scenarios, *checks], record.ended_by)
     return Grading(verdicts=verdicts, premises=premises, judge=info)

@@ -118,7 +118,7 @@ async def grade_case(
         voided = void_units(units, premises, ended_by=record.ended_by)
         return Grading(verdicts=voided, premises=premises, judge=info)
 
-    judged: JudgeOutcome | None = None  # _judge always sets it (a placeholder model was built for nothing)
+    judged: JudgeOutcome | None = None  # stays None only when there is nothing for the judge
     scenarios: list[UnitVerdict] = []
 
     async def _judge() -> None:
@@ -145,10 +145,13 @@ async def grade_case(
     else:
         # At most one of them waits on anything (the other returns at once): two tasks in a group
         # for that cost more than the rest of grading a typical case.
-        await _judge()
+        if expectations:  # with none, every judge path returns no verdict and no info of its own
+            await _judge()
         await _scenarios()
 
-    assert judged is not None
-    info.update({f"judge_{k}": v for k, v in judged.info.items() if k not in ("model", "prompt_version")})
-    verdicts = _blame_timeout([*judged.verdicts, *scenarios, *checks], record.ended_by)
+    judge_verdicts: list[UnitVerdict] = []
+    if judged is not None:
+        info.update({f"judge_{k}": v for k, v in judged.info.items() if k not in ("model", "prompt_version")})
+        judge_verdicts = judged.verdicts
+    verdicts = _blame_timeout([*judge_verdicts, *scenarios, *checks], record.ended_by)
     return Grading(verdicts=verdicts, premises=premises, judge=info)

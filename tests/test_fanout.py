@@ -63,3 +63,41 @@ async def test_a_failure_cancels_the_rest_and_a_shared_limiter_gets_every_place_
     assert caught.group_contains(ValueError, match="boom")
     assert 9 not in started
     assert limiter.borrowed_tokens == 0
+
+
+@pytest.mark.anyio
+async def test_without_on_result_a_few_workers_take_the_items_in_order() -> None:
+    """An own bound and no on_result: ``limit`` workers, each taking the next item, instead of a task
+    per item; order, the bound and failure handling stay what they were."""
+    running = 0
+    peak = 0
+    started: list[int] = []
+    tasks: set[object] = set()
+
+    async def work(item: int) -> int:
+        nonlocal running, peak
+        started.append(item)
+        tasks.add(anyio.get_current_task().id)
+        running += 1
+        peak = max(peak, running)
+        await anyio.sleep(0.001 * (item % 3))
+        running -= 1
+        return item * 10
+
+    assert await fan_out(range(40), work, limit=4) == [i * 10 for i in range(40)]
+    assert peak == 4
+    assert started[:4] == [0, 1, 2, 3]
+    assert sorted(started) == list(range(40))
+    assert len(tasks) == 4
+
+    async def failing(item: int) -> None:
+        started.append(item)
+        if item == 1:
+            raise ValueError("boom")
+        await anyio.sleep(10)
+
+    started.clear()
+    with anyio.fail_after(5), pytest.raises(ExceptionGroup) as caught:
+        await fan_out(range(10), failing, limit=3)
+    assert caught.group_contains(ValueError, match="boom")
+    assert 9 not in started

@@ -177,6 +177,34 @@ async def test_an_error_excerpt_echoing_a_token_is_redacted() -> None:
     assert "[redacted]" in str(caught.value)
 
 
+async def test_tokens_come_from_the_process_environment_as_it_was_when_the_seeder_was_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The seeder keeps only the templates' variables of the environment (not a copy of all of it):
+    still read at construction, still redacted, and an empty variable is no token."""
+    monkeypatch.setenv("EVAL_SLACK_ACCESS_TOKEN", SLACK_TOKEN)
+    monkeypatch.setenv("EVAL_NOTION_API_KEY", "")
+    sent: list[bytes] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/rest/login":
+            return httpx.Response(200, json={"data": {}})
+        sent.append(request.content)
+        return httpx.Response(400, text=f"bad credential data: {request.content.decode()}")
+
+    client = InstanceClient("http://x.test", email="e", password="p-123456", transport=httpx.MockTransport(handler))
+    async with client:
+        seeder = CredentialSeeder(client)
+        monkeypatch.setenv("EVAL_SLACK_ACCESS_TOKEN", "set-after-the-seeder-was-made")
+        with pytest.raises(InstanceError) as slack:
+            await seeder.seed("t", [_decl("slackApi")])
+        with pytest.raises(InstanceError):
+            await seeder.seed("t", [_decl("notionApi")])
+    assert SLACK_TOKEN.encode() in sent[0]
+    assert SLACK_TOKEN not in str(slack.value)
+    assert PLACEHOLDER_TOKEN.encode() in sent[-1]
+
+
 async def test_credentials_meant_to_fail_never_get_the_real_token_and_descriptions_are_sent(
     demo: Demo, demo_client: InstanceClient
 ) -> None:

@@ -134,3 +134,18 @@ def test_credential_directions_are_read_per_sentence() -> None:
     assert slack.engage
     github = script.credential_direction_for("githubApi")
     assert github is None or not github.engage
+
+
+def test_scripts_of_the_same_texts_share_parsing_but_never_state() -> None:
+    """The parsed turns are cached by their content: one script's delivery, queue and replaced opener
+    must not leak into the next iteration's script of the same case."""
+    texts = ["Build it [decline if asked for the channel]", "1. use #ops 2. add a filter [one at a time]"]
+    first = _script(*texts)
+    assert first.next_scripted_message() == ("use #ops", first.turns[1])
+    first.turns[0] = first.turns[0].model_copy(update={"spoken": "replaced"})
+    second = _script(*texts)
+    assert second.opener.spoken == "Build it"
+    assert second.next_scripted_message() == ("use #ops", second.turns[1])
+    assert second.remaining_spoken() == ["add a filter"]
+    # Another text at the same position is parsed for itself.
+    assert _script("Build it [say yes]").opener.notes == ("say yes",)

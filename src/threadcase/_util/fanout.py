@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TypeVar
 
 import anyio
+import anyio.lowlevel
 
 __all__ = ["fan_out"]
 
@@ -25,10 +26,18 @@ async def fan_out(
     An exception in one worker cancels the others and propagates: workers that must not stop their
     siblings (a case run) catch their own failures and return them as results. ``on_result`` is
     called as each result arrives (in completion order), e.g. to append a journal line at once.
+
+    With an ``int`` limit and no ``on_result``, ``limit`` workers each take the next item as they
+    finish one (see :func:`_pool`); otherwise each item gets a task once the limiter admits it.
     """
     pending: Sequence[T] = list(items)
-    limiter = limit if isinstance(limit, anyio.CapacityLimiter) else anyio.CapacityLimiter(max(1, limit))
+    if not pending:
+        return []  # no limiter and no task group for nothing (an empty fan-out is common per case)
     results: list[R | None] = [None] * len(pending)
+    if not isinstance(limit, anyio.CapacityLimiter) and on_result is None:
+        await _pool(pending, worker, max(1, limit), results)
+        return results  # type: ignore[return-value]  # every slot was filled, or we raised
+    limiter = limit if isinstance(limit, anyio.CapacityLimiter) else anyio.CapacityLimiter(max(1, limit))
 
     async def _one(index: int, item: T, token: object) -> None:
         try:
@@ -52,3 +61,23 @@ async def fan_out(
             await limiter.acquire_on_behalf_of(token)
             tg.start_soon(_one, index, item, token)
     return results  # type: ignore[return-value]  # every slot was filled, or we raised
+
+
+async def _pool(pending: Sequence[T], worker: Callable[[T], Awaitable[R]], limit: int, results: list[R | None]) -> None:
+    """At most ``limit`` workers, each taking the next item (in input order) as it finishes one.
+
+    For a bound of our own and no ``on_result``: a task per item, plus the limiter's acquire and release
+    around it, cost several times the work of a small item. A shared limiter must be asked per item and
+    an ``on_result`` runs after the item's place is given back, so those keep a task per item.
+    """
+    queue = iter(enumerate(pending))
+
+    async def _take() -> None:
+        for index, item in queue:
+            results[index] = await worker(item)
+
+    async with anyio.create_task_group() as tg:
+        for _ in range(min(limit, len(pending))):
+            tg.start_soon(_take)
+            # Let the workers made so far start while the rest are made (see the loop below).
+            await anyio.lowlevel.checkpoint()

@@ -36,11 +36,14 @@ if TYPE_CHECKING:
     # Only for annotations: the schema imports the templates, so a runtime import here would be a cycle.
     from threadcase.harness import schema
 
-__all__ = ["CredentialSeeder", "SeededCredential"]
+__all__ = ["CredentialSeeder", "SeededCredential", "token_environment"]
 
 _log = logging.getLogger("threadcase.credentials")
 
 CLEANUP_SECONDS = 30.0
+
+_TOKEN_VARIABLES = tuple(dict.fromkeys(t.env_var for t in TEMPLATES.values() if t.env_var))
+"""The ``EVAL_*`` variables the templates read, in template order."""
 
 
 class SeededCredential(BaseModel):
@@ -55,27 +58,41 @@ class SeededCredential(BaseModel):
     """On the bypass list: its connection test passes without contacting the provider."""
 
 
+def token_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The templates' ``EVAL_*`` variables as they are now in ``environ`` (default: the process environment).
+
+    Only these are ever read: copying the whole process environment (one decode per variable) was most
+    of a seeder's construction. The runner takes this once per run and hands it to every seeder, because
+    even these few lookups in ``os.environ`` (two exceptions per variable that is not set) cost more than
+    the rest of a seeder.
+    """
+    source = os.environ if environ is None else environ
+    return {name: source[name] for name in _TOKEN_VARIABLES if name in source}
+
+
 class CredentialSeeder:
     """Creates, pins and deletes one run's credentials on one instance.
 
-    ``environ`` supplies the ``EVAL_*`` tokens (default: the process environment, read once here).
-    One seeder per case-iteration: the name counter and the tracked ids belong to that run.
+    ``environ`` supplies the ``EVAL_*`` tokens (default: the process environment, read once here; the
+    runner passes its run's :func:`token_environment`). One seeder per case-iteration: the name counter
+    and the tracked ids belong to that run.
     """
 
     def __init__(self, client: InstanceClient, *, environ: Mapping[str, str] | None = None) -> None:
         self._client = client
-        self._environ: Mapping[str, str] = dict(os.environ if environ is None else environ)
+        self._environ: Mapping[str, str] = token_environment(environ)
         self.seeded: list[SeededCredential] = []
         """Every credential this seeder created and still tracks, in creation order."""
         self._names: Counter[str] = Counter()
         self._bypass: list[str] = []
-        self._lock = anyio.Lock()
+        # Uncontended (the usual case) it takes the lock without a trip through the event loop.
+        self._lock = anyio.Lock(fast_acquire=True)
         self.leftovers: list[str] = []
         """Ids cleanup could not delete (reported by the runner; never retried silently)."""
         self._deleted: list[str] = []
-        for template in TEMPLATES.values():
-            if template.env_var and self._environ.get(template.env_var):
-                client.add_secret(self._environ[template.env_var])
+        for token in self._environ.values():
+            if token:
+                client.add_secret(token)
 
     @property
     def bypassed_count(self) -> int:
@@ -152,10 +169,11 @@ class CredentialSeeder:
         Runs to completion (or ``seconds``) even when the surrounding run is being cancelled, so a
         cancelled case never leaves credentials behind unless the instance refused to delete them.
         """
-        with anyio.CancelScope(shield=True), anyio.move_on_after(seconds) as scope:
-            await fan_out(list(self.seeded), self._delete_one, limit=4)
-        if scope.cancelled_caught:
-            _log.warning("credential cleanup stopped after %.0f s", seconds)
+        if self.seeded:  # most cases declare none: no scope, no task group for an empty fan-out
+            with anyio.CancelScope(shield=True), anyio.move_on_after(seconds) as scope:
+                await fan_out(list(self.seeded), self._delete_one, limit=4)
+            if scope.cancelled_caught:
+                _log.warning("credential cleanup stopped after %.0f s", seconds)
         deleted = set(self._deleted)
         self.leftovers = [c.id for c in self.seeded if c.id not in deleted]
         self.seeded = [c for c in self.seeded if c.id not in deleted]

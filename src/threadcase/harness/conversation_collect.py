@@ -111,8 +111,10 @@ async def _usage(client: InstanceClient, record: transcript.RunRecord, thread_id
     record.usage = {rid: merged[rid] for rid in run_ids if rid in merged} | merged
 
 
-async def _artifacts(client: InstanceClient, record: transcript.RunRecord, project_id: str) -> None:
-    workflow_ids, agent_ids, table_ids = built_ids(record.turns)
+async def _artifacts(
+    client: InstanceClient, record: transcript.RunRecord, project_id: str, built: tuple[list[str], list[str], list[str]]
+) -> None:
+    workflow_ids, agent_ids, table_ids = built
     for wid in workflow_ids:
         try:
             record.artifacts.workflows.append(await client.get_workflow(wid))
@@ -154,11 +156,14 @@ async def collect_after_conversation(
     ``read_memory=False`` leaves ``record.memory`` None: the caller knows no memory task ever ran.
     ``list_runs=False`` keeps ``record.usage`` as the caller filled it: every run's finish carried its steps.
     """
+    built = built_ids(record.turns)
+    if not list_runs and not read_memory and not any(built):
+        return  # nothing to ask the instance (the usual ending): no scope, no task group
     with anyio.move_on_after(seconds) as scope:
         async with anyio.create_task_group() as tg:
             if list_runs:
                 tg.start_soon(_usage, client, record, thread_id)
-            tg.start_soon(_artifacts, client, record, project_id)
+            tg.start_soon(_artifacts, client, record, project_id, built)
             if read_memory:
                 tg.start_soon(_memory, client, record, thread_id)
     if scope.cancelled_caught:

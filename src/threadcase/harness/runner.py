@@ -357,6 +357,7 @@ async def run_suite(
     recorded result. ``on_start`` gets the planned number of case-iterations once the suite is loaded;
     ``on_result`` each result as it is journaled.
     """
+    from threadcase.credentials.seeder import token_environment
     from threadcase.harness.conversation import Budgets
     from threadcase.harness.loader import default_suite_path, load_suite, select_cases
     from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
@@ -389,6 +390,7 @@ async def run_suite(
         keep_artifacts=settings.keep_artifacts,
         replay_dir=settings.replay_dir,
         cleanup_seconds=settings.cleanup_seconds,
+        environ=token_environment(),  # once per run: every case-iteration's seeder reads it
     )
     if settings.models.judge_enabled and not settings.skip_calibration:
         # Before any case runs: a judge that disagrees with the labels must not grade this run.

@@ -17,6 +17,7 @@ itself.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -94,11 +95,16 @@ def strip_notes(text: str) -> str:
     return split_notes(text)[0]
 
 
+_RUNS_OF_BLANKS = re.compile(r"[ \t]{2,}")
+_RUNS_OF_NEWLINES = re.compile(r"\n{3,}")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([,.;:!?])")
+
+
 def _tidy(text: str) -> str:
-    lines = [re.sub(r"[ \t]{2,}", " ", line).strip() for line in text.splitlines()]
+    lines = [_RUNS_OF_BLANKS.sub(" ", line).strip() for line in text.splitlines()]
     out = "\n".join(lines)
-    out = re.sub(r"\n{3,}", "\n\n", out)
-    return re.sub(r"\s+([,.;:!?])", r"\1", out).strip()
+    out = _RUNS_OF_NEWLINES.sub("\n\n", out)
+    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", out).strip()
 
 
 # --- note interpretation ------------------------------------------------------------------------
@@ -270,6 +276,14 @@ def split_items(text: str) -> list[str]:
     return []
 
 
+@functools.lru_cache(maxsize=4096)
+def _script_turn(index: int, role: str, text: str) -> ScriptTurn:
+    # Every iteration of a case parses the same authored turns: parsed once, the frozen turn is shared
+    # (keyed by its whole content, so it cannot go stale; a Script only ever replaces its own list's items).
+    spoken, notes = split_notes(text)
+    return ScriptTurn(index=index, role=role, raw=text, spoken=spoken, notes=tuple(notes))
+
+
 class Script:
     """The case's authored conversation as the simulated user's script, with delivery tracking.
 
@@ -290,11 +304,7 @@ class Script:
     @classmethod
     def from_texts(cls, turns: Sequence[tuple[str, str]]) -> Script:
         """Build from ``(role, text)`` pairs, the first being the opener."""
-        out = []
-        for index, (role, text) in enumerate(turns):
-            spoken, notes = split_notes(text)
-            out.append(ScriptTurn(index=index, role=role, raw=text, spoken=spoken, notes=tuple(notes)))
-        return cls(out)
+        return cls([_script_turn(index, role, text) for index, (role, text) in enumerate(turns)])
 
     # --- delivery ------------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ The counters are plain ``str -> int`` (that is what ``RunRecord.proxy_stats`` st
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping
 
@@ -53,6 +54,20 @@ def format_proxy_stats(stats: Mapping[str, int]) -> str:
     ``[proxy: decisions 3 (answer_questions 2, approve_or_reject 1; model 2), deterministic 1, repeats 0,
     fallbacks 0, dismissals 0, rejections 1, credential tests bypassed 1]``.
     """
+    # The same few counters recur case after case (the report and the console format each result):
+    # the segment is a pure function of the counters, so it is made once per distinct set. Only plain
+    # ints are keyed (True == 1 and 1.0 == 1 would share a key but print differently).
+    if all(type(v) is int for v in stats.values()):
+        return _format_counted(frozenset(stats.items()))
+    return _format(stats)
+
+
+@functools.lru_cache(maxsize=512)
+def _format_counted(counters: frozenset[tuple[str, int]]) -> str:
+    return _format(dict(counters))
+
+
+def _format(stats: Mapping[str, int]) -> str:
     decisions = {k.split(":", 1)[1]: v for k, v in stats.items() if k.startswith("decision:") and v}
     model = sum(v for k, v in stats.items() if k.startswith("model:"))
     fallbacks = sum(v for k, v in stats.items() if k.startswith("fallback-"))

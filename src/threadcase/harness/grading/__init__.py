@@ -118,7 +118,7 @@ async def grade_case(
         voided = void_units(units, premises, ended_by=record.ended_by)
         return Grading(verdicts=voided, premises=premises, judge=info)
 
-    judged = JudgeOutcome(verdicts=[])
+    judged: JudgeOutcome | None = None  # stays None only when there is nothing for the judge
     scenarios: list[UnitVerdict] = []
 
     async def _judge() -> None:
@@ -138,10 +138,20 @@ async def grade_case(
         except Exception as exc:  # same: one broken scenario path must not lose the judge's verdicts
             scenarios = _scenario_placeholders(case, f"scenario execution error: {type(exc).__name__}: {exc}")
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(_judge)
-        tg.start_soon(_scenarios)
+    if expectations and case.execution_scenarios:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_judge)
+            tg.start_soon(_scenarios)
+    else:
+        # At most one of them waits on anything (the other returns at once): two tasks in a group
+        # for that cost more than the rest of grading a typical case.
+        if expectations:  # with none, every judge path returns no verdict and no info of its own
+            await _judge()
+        await _scenarios()
 
-    info.update({f"judge_{k}": v for k, v in judged.info.items() if k not in ("model", "prompt_version")})
-    verdicts = _blame_timeout([*judged.verdicts, *scenarios, *checks], record.ended_by)
+    judge_verdicts: list[UnitVerdict] = []
+    if judged is not None:
+        info.update({f"judge_{k}": v for k, v in judged.info.items() if k not in ("model", "prompt_version")})
+        judge_verdicts = judged.verdicts
+    verdicts = _blame_timeout([*judge_verdicts, *scenarios, *checks], record.ended_by)
     return Grading(verdicts=verdicts, premises=premises, judge=info)

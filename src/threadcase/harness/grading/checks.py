@@ -579,20 +579,40 @@ def run_checks(case: schema.Case, record: RunRecord) -> list[UnitVerdict]:
     if checks is None:
         return []
     out: list[UnitVerdict] = []
-    out.extend(_must_contain(record, checks.must_contain))
-    out.extend(_must_not_contain(record, checks.must_not_contain))
+    # Each family runs only when declared: an undeclared one yields nothing, but its set-up (the live
+    # turns, the nodes, the tool calls, the final agent) was most of the grading of a typical case.
+    if checks.must_contain:
+        out.extend(_must_contain(record, checks.must_contain))
+    if checks.must_not_contain:
+        out.extend(_must_not_contain(record, checks.must_not_contain))
     if checks.must_end_with_question is not None:
         out.append(_must_end_with_question(record, checks.must_end_with_question))
     if checks.max_lines is not None:
         out.append(_max_lines(record, checks.max_lines))
     out.extend(_transcript_rule(record, rule) for rule in checks.transcript_rules)
-    out.extend(_node_types(record, checks.node_types_present, checks.node_types_absent))
-    out.extend(_node_parameters(record, checks.node_parameters))
-    out.extend(_tools(record, checks.tools_called, checks.tools_not_called))
-    out.extend(_agent_checks(case, record, checks))
+    if checks.node_types_present or checks.node_types_absent:
+        out.extend(_node_types(record, checks.node_types_present, checks.node_types_absent))
+    if checks.node_parameters:
+        out.extend(_node_parameters(record, checks.node_parameters))
+    if checks.tools_called or checks.tools_not_called:
+        out.extend(_tools(record, checks.tools_called, checks.tools_not_called))
+    if _declares_agent_checks(checks):
+        out.extend(_agent_checks(case, record, checks))
     if checks.max_clarifying_questions is not None:
         out.append(_max_questions(record, checks.max_clarifying_questions))
     if checks.no_repeated_questions:
         out.append(_no_repeated_questions(record))
-    out.extend(_review(record, checks.review))
+    if checks.review:
+        out.extend(_review(record, checks.review))
     return out
+
+
+def _declares_agent_checks(checks: schema.Checks) -> bool:
+    return bool(
+        checks.agent_skills_unchanged
+        or checks.agent_skills_changed
+        or checks.agent_skills_present
+        or checks.agent_skills_absent
+        or checks.agent_instructions_contain
+        or checks.agent_skill_contains
+    )

@@ -7,6 +7,7 @@ a log and still shows how far it got.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Mapping
 from types import TracebackType
@@ -24,9 +25,11 @@ _LABELS = {"pass": "PASS", "fail": "FAIL", "not_judged": "NOT JUDGED", "errored"
 _STYLES = {"pass": "green", "fail": "red", "not_judged": "yellow", "errored": "yellow"}
 
 
+@functools.cache
 def _load_proxy_formatter() -> Callable[[Mapping[str, int]], str] | None:
     # The proxy owns the wording of its statistics; look it up lazily so reports work from a bare
-    # journal even in a build without the proxy package.
+    # journal even in a build without the proxy package. Looked up once: whether the package is there
+    # does not change while a process runs, and every report section and console line asks.
     try:
         module = importlib.import_module("threadcase.user_proxy.stats")
     except ImportError:
@@ -41,7 +44,7 @@ def format_proxy(stats: Mapping[str, int]) -> str:
         return ""
     formatter = _load_proxy_formatter()
     if formatter is not None:
-        return str(formatter(dict(stats)))
+        return str(formatter(stats))
     return "[proxy: " + ", ".join(f"{k}={v}" for k, v in sorted(stats.items())) + "]"
 
 

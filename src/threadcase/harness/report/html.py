@@ -8,6 +8,7 @@ run passes through :func:`html.escape`; nothing is loaded from elsewhere.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,9 @@ __all__ = ["render_html"]
 _STATUS_LABEL = {"pass": "PASS", "fail": "FAIL", "not_judged": "NOT JUDGED", "errored": "ERRORED", "reviewed": "REVIEW"}
 
 _ORDER = {"fail": 0, "errored": 1, "not_judged": 2, "pass": 3}
+
+_SHORT = 200
+"""Longest text :func:`_e` memoises; longer ones (transcripts, JSON) rarely repeat."""
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:0;background:#f6f7f9;color:#1d2330}
@@ -67,8 +71,16 @@ document.querySelectorAll('.filters button').forEach(function(b){
 """
 
 
+@functools.lru_cache(maxsize=4096)
+def _escape_short(text: str) -> str:
+    return escape(text, quote=True)
+
+
 def _e(value: object) -> str:
-    return escape(str(value), quote=True)
+    text = value if type(value) is str else str(value)
+    # Roles, statuses, unit names, labels and reasons repeat across every section of a run: a short
+    # string is escaped once (the cache holds a pure function of its key, so it cannot go stale).
+    return _escape_short(text) if len(text) <= _SHORT else escape(text, quote=True)
 
 
 def _json(value: Any) -> str:
@@ -84,28 +96,36 @@ def _badge(status: str) -> str:
 
 def _turn_tokens(record: RunRecord, turn: Turn) -> str:
     # The agent's turn carries the cost; a user turn may name the same run ids (the run it started).
-    steps = [u for run_id in turn.run_ids for u in record.usage.get(run_id, [])] if turn.role == "assistant" else []
+    if turn.role != "assistant":
+        return ""
+    total_in = cached = out = steps = 0
+    for run_id in turn.run_ids:
+        for step in record.usage.get(run_id, ()):
+            total_in += step.inputTokens
+            cached += step.cachedInputTokens
+            out += step.outputTokens
+            steps += 1
     if not steps:
         return ""
-    total_in = sum(s.inputTokens for s in steps)
-    cached = sum(s.cachedInputTokens for s in steps)
-    out = sum(s.outputTokens for s in steps)
     return (
         f'<div class="meta tokens">tokens: {total_in} in ({cached} cached), {out} out '
-        f"over {len(steps)} step{'s' if len(steps) != 1 else ''}</div>"
+        f"over {steps} step{'s' if steps != 1 else ''}</div>"
     )
 
 
 def _render_turn(record: RunRecord, turn: Turn) -> str:
     classes = f"turn {turn.role}" + (" seeded" if turn.seeded else "")
-    head = [f"<b>{_e(turn.role)}</b> #{turn.index}"]
+    head = f"<b>{_e(turn.role)}</b> #{turn.index}"
     if turn.seeded:
-        head.append('<span class="seedtag">SEEDED</span>')
+        head += ' <span class="seedtag">SEEDED</span>'
     if turn.sent_by:
-        head.append(f'<span class="meta">sent by {_e(turn.sent_by)}</span>')
+        head += f' <span class="meta">sent by {_e(turn.sent_by)}</span>'
     if turn.finish_status:
-        head.append(f'<span class="meta">finish: {_e(turn.finish_status)}</span>')
-    parts = [f'<div class="{classes}">', " ".join(head), f"<pre>{_e(turn.text)}</pre>"]
+        head += f' <span class="meta">finish: {_e(turn.finish_status)}</span>'
+    text = f'<div class="{classes}">{head}<pre>{_e(turn.text)}</pre>'
+    if not (turn.widgets or turn.tool_calls or turn.errors):
+        return f"{text}{_turn_tokens(record, turn)}</div>"
+    parts = [text]
     for widget in turn.widgets:
         parts.append(
             f'<div class="widget"><b>widget</b> {_e(widget.input_type)} → <b>{_e(widget.outcome)}</b>'

@@ -8,6 +8,7 @@ line, then a flush) and only from the event loop's thread, so concurrent cases n
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -22,13 +23,16 @@ __all__ = ["JOURNAL_NAME", "JournalWriter", "read_journal"]
 
 JOURNAL_NAME = "journal.jsonl"
 
+_LINE_END = os.linesep.encode()
+"""What a text-mode file ends each line with (the journal was written in text mode before)."""
+
 
 class JournalWriter:
     """Append-only writer of ``journal.jsonl``; a context manager that closes the file on exit."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file: IO[str] | None = None
+        self._file: IO[bytes] | None = None
         # Writes happen on the event loop, but on_result callbacks may come from anywhere; a lock keeps
         # each line whole whatever the caller.
         self._lock = threading.Lock()
@@ -36,7 +40,7 @@ class JournalWriter:
 
     def __enter__(self) -> JournalWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file = self.path.open("a", encoding="utf-8")
+        self._file = self.path.open("ab")
         return self
 
     def __exit__(
@@ -46,7 +50,9 @@ class JournalWriter:
 
     def append(self, result: CaseResult) -> None:
         """Write one result as one line and flush it to the OS before returning."""
-        line = result.model_dump_json() + "\n"
+        # The serializer's UTF-8 bytes as they are: model_dump_json decodes them, and a text file
+        # encodes them again.
+        line = result.__pydantic_serializer__.to_json(result) + _LINE_END
         with self._lock:
             if self._file is None:
                 raise RuntimeError("journal is not open")

@@ -168,20 +168,29 @@ def build_summary(
     planned: int | None = None,
 ) -> RunSummary:
     """Summarise finished case-iterations (e.g. everything in a journal)."""
-    units = Counts()
+    # Counted in locals: every += on the model went through pydantic's __setattr__.
+    passed = failed = not_judged = reviewed = errored = builder_failures = 0
     for result in results:
         for verdict in result.verdicts:
             if verdict.status == "pass":
-                units.passed += 1
+                passed += 1
             elif verdict.status == "fail":
-                units.failed += 1
-                units.builder_failures += verdict.counts_against_builder
+                failed += 1
+                builder_failures += verdict.counts_against_builder
             elif verdict.status == "not_judged":
-                units.not_judged += 1
+                not_judged += 1
             else:
-                units.reviewed += 1
+                reviewed += 1
         if result.error is not None and not any(v.status in ("pass", "fail") for v in result.verdicts):
-            units.errored += 1
+            errored += 1
+    units = Counts(
+        passed=passed,
+        failed=failed,
+        not_judged=not_judged,
+        reviewed=reviewed,
+        errored=errored,
+        builder_failures=builder_failures,
+    )
     stats = case_stats(results)
     statuses: dict[str, int] = {}
     for case in stats:

@@ -1,0 +1,92 @@
+"""Credential tokens: read from the environment once per run and handed to every case's seeder."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from threadcase.credentials.seeder import CredentialSeeder, token_environment
+from threadcase.demo_instance import DemoSettings, demo_server
+from threadcase.harness import pipeline
+from threadcase.harness.conversation import Budgets
+from threadcase.harness.instance import InstanceClient
+from threadcase.harness.lanes import Lane, LanePool
+from threadcase.harness.loader import load_suite
+from threadcase.harness.models import ModelSettings
+from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
+from threadcase.harness.runner import RunSettings, run_suite
+
+TOKEN = "EVAL_SLACK_ACCESS_TOKEN"
+
+
+def _suite(directory: Path) -> Path:
+    directory.mkdir()
+    body = {
+        "complexity": "simple",
+        "tags": ["thanks"],
+        "credentials": [{"type": "slackApi"}],
+        "conversation": [{"role": "user", "text": "Thanks!"}],
+        "checks": {"mustContain": ["welcome"]},
+    }
+    (directory / "thanks.json").write_text(json.dumps(body), encoding="utf-8")
+    return directory
+
+
+def test_token_environment_keeps_only_the_templates_variables() -> None:
+    source = {TOKEN: "xoxb-1", "EVAL_NOTION_API_KEY": "", "PATH": "/bin", "EVAL_UNKNOWN": "x"}
+    assert token_environment(source) == {TOKEN: "xoxb-1", "EVAL_NOTION_API_KEY": ""}
+
+
+@pytest.mark.anyio
+async def test_a_case_seeder_uses_the_runs_tokens_not_the_environment_of_the_moment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (loaded,) = load_suite([_suite(tmp_path / "suite")])
+    monkeypatch.setenv(TOKEN, "xoxb-set-after-the-run-started")
+    config = PipelineConfig(
+        run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), environ={TOKEN: "xoxb-run-start"}
+    )
+    sent: list[dict[str, object]] = []
+    demo = DemoSettings()
+    async with (
+        demo_server(demo) as url,
+        InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
+    ):
+        create = client.create_credential
+
+        async def spy(**kwargs: Any) -> Any:
+            sent.append(kwargs["data"])
+            return await create(**kwargs)
+
+        monkeypatch.setattr(client, "create_credential", spy)
+        lane = Lane(url, cap=1)
+        lane.state["resources"] = LaneResources(clients=[client], project_id=(await client.personal_project()).id)
+        result = await run_case(WorkItem(loaded, 0), lane, config, LanePool([lane], concurrency=1))
+    assert result.error is None
+    assert sent == [{"accessToken": "xoxb-run-start"}]
+
+
+@pytest.mark.anyio
+async def test_run_suite_reads_the_tokens_from_the_process_environment_at_its_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TOKEN, "xoxb-from-the-environment")
+    handed: list[Mapping[str, str] | None] = []
+
+    def seeder(client: InstanceClient, *, environ: Mapping[str, str] | None = None) -> CredentialSeeder:
+        handed.append(environ)
+        return CredentialSeeder(client, environ=environ)
+
+    monkeypatch.setattr(pipeline, "CredentialSeeder", seeder)
+    summary = await run_suite(
+        RunSettings(suite=_suite(tmp_path / "suite"), output_dir=tmp_path / "out", models=ModelSettings())
+    )
+    assert summary.exit_code == 0
+    assert handed == [token_environment()]
+    assert handed[0] is not None
+    assert handed[0][TOKEN] == "xoxb-from-the-environment"

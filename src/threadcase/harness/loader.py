@@ -12,11 +12,12 @@ from __future__ import annotations
 import difflib
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio.lowlevel
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
@@ -31,6 +32,7 @@ __all__ = [
     "default_suite_path",
     "load_case_file",
     "load_suite",
+    "load_suite_cooperatively",
     "parse_case",
     "problems_from_validation_error",
     "select_cases",
@@ -96,6 +98,38 @@ def load_suite(paths: Sequence[Path]) -> list[LoadedCase]:
     Raises one :class:`CaseSchemaError` carrying the problems of all files: missing paths, empty
     directories, duplicate slugs, invalid JSON, schema violations.
     """
+    loading = _loading(paths)
+    while True:
+        try:
+            next(loading)
+        except StopIteration as done:
+            loaded: list[LoadedCase] = done.value
+            return loaded
+
+
+FILES_PER_STEP = 8
+"""Case files :func:`load_suite_cooperatively` reads between two checkpoints (~0.4 ms of work)."""
+
+
+async def load_suite_cooperatively(paths: Sequence[Path]) -> list[LoadedCase]:
+    """:func:`load_suite` on the event loop, letting other tasks run every :data:`FILES_PER_STEP` files.
+
+    The runner loads the suite while it logs in to its instances: their round trips are answered
+    between two steps, so neither waits for the other. Not a worker thread: loading is pure Python and
+    would hold the GIL against the loop for its whole switch interval at a time.
+    """
+    loading = _loading(paths)
+    while True:
+        try:
+            next(loading)
+        except StopIteration as done:
+            loaded: list[LoadedCase] = done.value
+            return loaded
+        await anyio.lowlevel.checkpoint()
+
+
+def _loading(paths: Sequence[Path]) -> Generator[None, None, list[LoadedCase]]:
+    """The loading of a suite, pausing (yielding) after every :data:`FILES_PER_STEP` case files."""
     problems: list[CaseProblem] = []
     files: list[Path] = []
     for raw in paths:
@@ -115,7 +149,9 @@ def load_suite(paths: Sequence[Path]) -> list[LoadedCase]:
     loaded: list[LoadedCase] = []
     seen_files: set[Path] = set()
     by_slug: dict[str, Path] = {}
-    for file in files:
+    for index, file in enumerate(files):
+        if index and index % FILES_PER_STEP == 0:
+            yield
         # absolute(), not resolve(): no syscalls per file, and a path named twice is still caught.
         resolved = file.absolute()
         if resolved in seen_files:

@@ -42,6 +42,7 @@ from threadcase.harness.verdicts import CaseResult
 
 if TYPE_CHECKING:
     from threadcase.harness.grading.calibration import CalibrationResult
+    from threadcase.harness.loader import LoadedCase
     from threadcase.harness.pipeline import LaneResources
 
 __all__ = ["KNOWN_MISBEHAVIOURS", "RunSettings", "RunSummary", "default_output_dir", "execute", "run_suite"]
@@ -291,6 +292,65 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     return LaneResources(clients=clients, project_id=project.id, preexisting=preexisting, snapshot=snapshot)
 
 
+async def _load_while_opening(
+    settings: RunSettings, suite: Path, stack: contextlib.AsyncExitStack
+) -> tuple[list[LoadedCase], Path, tuple[list[str], list[Lane]]]:
+    """Load and select the suite while the instances start and every lane logs in.
+
+    Returns (selected cases, the prepared output directory, (base URLs, opened lanes)); what was
+    opened is entered into ``stack``. A problem with the suite, the selection or the output directory
+    is raised ahead of any instance failure: it is the user's input, and exit 2 says so.
+    """
+    from threadcase.harness.loader import load_suite_cooperatively, select_cases
+
+    selected: list[LoadedCase] = []
+    prepared: list[Path] = []
+    load_failure: list[Exception] = []
+
+    async def load() -> None:
+        try:
+            cases = select_cases(
+                await load_suite_cooperatively([suite]),
+                filter=settings.filter,
+                exclude=settings.exclude,
+                tier=settings.tier,
+                tag=settings.tag,
+            )
+            if not cases:
+                raise ConfigError(
+                    f"no case in {str(suite)!r} matches the selection (filter={settings.filter!r}, "
+                    f"exclude={settings.exclude!r}, tier={settings.tier!r}, tag={settings.tag!r})"
+                )
+            prepared.append(_prepare_output_dir(settings.output_dir or default_output_dir()))
+            selected.extend(cases)
+        except Exception as exc:  # raised below, ahead of what the instances said
+            load_failure.append(exc)
+
+    urls: list[str] = []
+    lanes: list[Lane] = []
+    open_failure: Exception | None = None
+    async with anyio.create_task_group() as loading:
+        loading.start_soon(load)
+        try:
+            # _instances holds no cancel scope across its yield, so it may be entered in this task
+            # group and left by ``stack`` after it.
+            urls, email, password = await stack.enter_async_context(_instances(settings))
+            cap = min(settings.lane_cap or settings.concurrency, settings.concurrency)
+            for url in urls:
+                if load_failure:
+                    break  # the run is over before it began: no more logins
+                lane = Lane(url, cap=cap)
+                lane.state["resources"] = await _open_lane(stack, url, email, password, cap)
+                lanes.append(lane)
+        except Exception as exc:
+            open_failure = exc
+    if load_failure:
+        raise load_failure[0]
+    if open_failure is not None:
+        raise open_failure
+    return selected, prepared[0], (urls, lanes)
+
+
 def _prepare_output_dir(path: Path) -> Path:
     """Create the output directory up front (before any instance starts) and refuse to mix runs.
 
@@ -352,61 +412,47 @@ async def run_suite(
 ) -> RunSummary:
     """Run the selected cases × iterations and write the journal and reports; returns the summary.
 
-    Raises ``UsageError`` (bad suite, flag or case file: exit 2) before anything slow happens, and
-    ``InstanceError`` when no lane is reachable (exit 3). Everything that fails inside a case is a
+    Raises ``UsageError`` (bad suite, flag or case file: exit 2) before any case runs (the suite loads
+    while the instances start, and its problems win over theirs), and ``InstanceError`` when no lane
+    is reachable (exit 3). Everything that fails inside a case is a
     recorded result. ``on_start`` gets the planned number of case-iterations once the suite is loaded;
     ``on_result`` each result as it is journaled.
     """
     from threadcase.credentials.seeder import token_environment
     from threadcase.harness.conversation import Budgets
-    from threadcase.harness.loader import default_suite_path, load_suite, select_cases
+    from threadcase.harness.loader import default_suite_path
     from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 
     suite = settings.suite or default_suite_path()
     if not suite.exists():
         raise ConfigError(f"suite {str(suite)!r} does not exist; pass --suite DIR (or THREADCASE_SUITE)")
-    cases = select_cases(
-        load_suite([suite]), filter=settings.filter, exclude=settings.exclude, tier=settings.tier, tag=settings.tag
-    )
-    if not cases:
-        raise ConfigError(
-            f"no case in {str(suite)!r} matches the selection (filter={settings.filter!r}, "
-            f"exclude={settings.exclude!r}, tier={settings.tier!r}, tag={settings.tag!r})"
-        )
-    output_dir = _prepare_output_dir(settings.output_dir or default_output_dir())
     run_id = uuid.uuid4().hex[:12]
-    # Iteration-major order: every case's first iteration before any second, so an interrupted run
-    # has breadth, and iterations of one case rarely wait on each other's lane.
-    items = [WorkItem(case=c, iteration=i) for i in range(settings.iterations) for c in cases]
-    if on_start is not None:
-        on_start(len(items))
-    budget_overrides: dict[str, float] = {"turn_seconds": settings.timeout_seconds}
-    if settings.inactivity_seconds is not None:
-        budget_overrides["inactivity_seconds"] = settings.inactivity_seconds
-    config = PipelineConfig(
-        run_id=run_id,
-        models=settings.models,
-        budgets=Budgets(**budget_overrides),
-        keep_artifacts=settings.keep_artifacts,
-        replay_dir=settings.replay_dir,
-        cleanup_seconds=settings.cleanup_seconds,
-        environ=token_environment(),  # once per run: every case-iteration's seeder reads it
-    )
-    if settings.models.judge_enabled and not settings.skip_calibration:
-        # Before any case runs: a judge that disagrees with the labels must not grade this run.
-        config = dataclasses.replace(config, calibration=await _calibrate(settings))
     results: list[CaseResult] = []
     html_sections: dict[tuple[str, int], str] = {}
     interrupted = False
     base_urls: list[str] = []
-    async with _instances(settings) as (urls, email, password), contextlib.AsyncExitStack() as stack:
-        base_urls = urls
-        lanes: list[Lane] = []
-        cap = min(settings.lane_cap or settings.concurrency, settings.concurrency)
-        for url in urls:
-            lane = Lane(url, cap=cap)
-            lane.state["resources"] = await _open_lane(stack, url, email, password, cap)
-            lanes.append(lane)
+    async with contextlib.AsyncExitStack() as stack:
+        # The suite loads while the instances start and the lanes log in (round trips the loop would
+        # otherwise sit out): a bad case file still wins over an unreachable instance (exit 2 before 3).
+        cases, output_dir, (base_urls, lanes) = await _load_while_opening(settings, suite, stack)
+        items = [WorkItem(case=c, iteration=i) for i in range(settings.iterations) for c in cases]
+        if on_start is not None:
+            on_start(len(items))
+        budget_overrides: dict[str, float] = {"turn_seconds": settings.timeout_seconds}
+        if settings.inactivity_seconds is not None:
+            budget_overrides["inactivity_seconds"] = settings.inactivity_seconds
+        config = PipelineConfig(
+            run_id=run_id,
+            models=settings.models,
+            budgets=Budgets(**budget_overrides),
+            keep_artifacts=settings.keep_artifacts,
+            replay_dir=settings.replay_dir,
+            cleanup_seconds=settings.cleanup_seconds,
+            environ=token_environment(),  # once per run: every case-iteration's seeder reads it
+        )
+        if settings.models.judge_enabled and not settings.skip_calibration:
+            # Before any case runs: a judge that disagrees with the labels must not grade this run.
+            config = dataclasses.replace(config, calibration=await _calibrate(settings))
         pool = LanePool(lanes, concurrency=settings.concurrency)
         with JournalWriter(output_dir / JOURNAL_NAME) as journal:
 

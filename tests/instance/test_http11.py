@@ -517,6 +517,33 @@ async def test_nobody_listening_is_a_connect_error() -> None:
             assert _transport(client)._open == 0
 
 
+async def test_a_loopback_connect_does_not_wait_for_writability(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handshake completes inside connect(): waiting for the socket to turn writable would cost a
+    trip through the event loop per new connection (one per case-iteration's event stream)."""
+
+    async def never(sock: socket.socket) -> None:
+        raise AssertionError("waited for writability on an established connection")
+
+    async with raw_server(echo) as (url, connections), _client() as client:
+        monkeypatch.setattr(anyio, "wait_writable", never)
+        assert (await client.post(url, content=b"hi")).text == "echo:hi"
+        assert connections == [1]
+
+
+async def test_a_connect_nobody_answers_is_a_connect_timeout() -> None:
+    with socket.socket() as full:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)  # never accepted: once its queue is full, handshakes to it are left unanswered
+        filler = socket.create_connection(full.getsockname(), timeout=1)  # fills that queue
+        try:
+            async with _client(httpx.Timeout(5.0, connect=0.3)) as client:
+                with pytest.raises(httpx.ConnectTimeout, match=r"timed out after 0\.3 s"):
+                    await client.get(f"http://127.0.0.1:{full.getsockname()[1]}/")
+                assert _transport(client)._open == 0
+        finally:
+            filler.close()
+
+
 async def test_a_silent_server_is_a_read_timeout() -> None:
     async def silent(stream: SocketStream, line: bytes, body: bytes) -> bool:
         await anyio.sleep(5)

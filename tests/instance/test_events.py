@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 import anyio
+import anyio.lowlevel
 import httpx
 import pytest
 
@@ -137,6 +138,27 @@ async def test_a_stream_connecting_in_background_delivers_once_ready(
         await client.chat("t1", wire.ChatRequest(message="hi"))
         events = await _collect(sub, 3)
     assert [e.type for e in events][-1] == "run-finish"
+
+
+async def test_ready_on_a_connected_stream_does_not_yield_to_the_loop(client: InstanceClient) -> None:
+    """A conversation calls ready() right before its first message; when the stream is already there,
+    a trip through a busy event loop would only delay that message."""
+    ticks = 0
+
+    async def tick() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with client.subscribe("t1", connect_in_background=True) as sub, anyio.create_task_group() as group:
+        await sub.ready()  # connected now
+        group.start_soon(tick)
+        await anyio.lowlevel.checkpoint()
+        before = ticks
+        await sub.ready()
+        assert ticks == before
+        group.cancel_scope.cancel()
 
 
 async def test_a_refused_background_stream_fails_ready_not_the_block(client: InstanceClient) -> None:

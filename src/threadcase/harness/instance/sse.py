@@ -331,10 +331,13 @@ class EventSubscription:
         Bounded by what the connecting itself may take (three attempts, each a connect and a wait for
         the answer's head), so a caller can never wait here for longer than the stream could.
         """
-        t = self._client.timeouts
-        bound = 3 * (t.connect + t.stream_read) + 2 * self._reconnect_wait(2)
-        with anyio.move_on_after(bound):
-            await self._connected.wait()
+        if not self._connected.is_set():
+            # Only when there is something to wait for: Event.wait() yields to the loop even when the
+            # event is set, and every conversation calls this right before its first message.
+            t = self._client.timeouts
+            bound = 3 * (t.connect + t.stream_read) + 2 * self._reconnect_wait(2)
+            with anyio.move_on_after(bound):
+                await self._connected.wait()
         if self._connect_error is not None:
             raise self._connect_error
         if not self._connected.is_set():

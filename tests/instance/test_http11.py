@@ -786,3 +786,30 @@ async def test_clients_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) ->
             await each.aclose()
         client_module._tls_context.cache_clear()
     assert len(built) == 1
+
+
+async def test_a_call_gets_exactly_its_own_headers_whatever_came_before() -> None:
+    """Merged headers are kept per (body, extra headers): a stream's or a resumed stream's extras must
+    never reach a plain call, nor a plain call's lack of them a stream."""
+    client = InstanceClient("http://127.0.0.1:9", email="e", password="p")
+    stream_headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
+    try:
+        calls = [
+            ("GET", None, stream_headers),
+            ("GET", None, None),
+            ("GET", None, {**stream_headers, "Last-Event-ID": "7"}),
+            ("POST", b"{}", None),
+            ("GET", None, stream_headers),
+            ("POST", b"{}", {"X-Demo-Misbehave": "drops-change"}),
+            ("GET", None, None),
+        ]
+        for method, body, extra in calls:
+            request = client._request(method, "/rest/x", body, None, extra, None)
+            for name, value in (extra or {}).items():
+                assert request.headers[name] == value
+            assert ("last-event-id" in request.headers) == bool(extra and "Last-Event-ID" in extra)
+            assert ("x-demo-misbehave" in request.headers) == bool(extra and "X-Demo-Misbehave" in extra)
+            assert (request.headers.get("accept") == "text/event-stream") == bool(extra and "Accept" in extra)
+            assert (request.headers.get("content-type") == "application/json") == (body is not None)
+    finally:
+        await client.aclose()

@@ -36,6 +36,7 @@ from threadcase.harness.transcript import AgentArtifact
 __all__ = ["InstanceClient"]
 
 _URL_CACHE_SIZE = 4096
+_HEADER_CACHE_SIZE = 64
 
 _log = logging.getLogger("threadcase.instance")
 
@@ -115,9 +116,9 @@ class InstanceClient:
         self._base_headers: dict[str, str] = {}
         self._cookie: str | None = None
         """The ``Cookie`` header the jar yields for this instance, cached until the jar changes."""
-        self._headers: dict[bool, httpx.Headers] = {}
-        """The headers of a plain call, without and with a JSON body, for the cached cookie: copying a
-        ready ``httpx.Headers`` is a list copy, building one normalises every header again."""
+        self._headers: dict[tuple[bool, tuple[tuple[str, str], ...]], httpx.Headers] = {}
+        """The headers of a plain call per (has a JSON body, extra headers), for the cached cookie: copying
+        a ready ``httpx.Headers`` is a list copy, building one normalises every header again."""
         self._direct = not urllib.request.getproxies()
         """Plain calls skip httpx's client layer (cookie jar, URL merging, auth and redirect machinery,
         ~0.2 ms a call) unless a proxy is configured, which only the client layer knows how to route."""
@@ -601,17 +602,22 @@ class InstanceClient:
             http.cookies.set_cookie_header(probe)
             self._cookie = probe.headers.get("cookie", "")
             self._headers.clear()
-        merged = self._headers.get(content is not None)
+        # Kept per (has a body, extra headers): an event stream's Accept / Cache-Control pair and a
+        # run's own headers repeat on every call, and merging them was a tenth of opening a stream.
+        key = (content is not None, tuple(headers.items()) if headers else ())
+        merged = self._headers.get(key)
         if merged is None:
             fixed = dict(self._base_headers)
             if self._cookie:
                 fixed["Cookie"] = self._cookie
             if content is not None:
                 fixed["Content-Type"] = "application/json"
-            merged = self._headers[content is not None] = httpx.Headers(fixed)
-        if headers:
-            merged = httpx.Headers(merged)
-            merged.update(headers)
+            merged = httpx.Headers(fixed)
+            if headers:
+                merged.update(headers)
+            if len(self._headers) >= _HEADER_CACHE_SIZE:
+                self._headers.clear()  # a resumed stream's Last-Event-ID makes each of its keys new
+            self._headers[key] = merged
         timeout = (
             self._default_timeout
             if seconds is None

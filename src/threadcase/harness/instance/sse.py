@@ -290,6 +290,8 @@ class EventSubscription:
         self._relogged = False
         self._in_use = False
         self._background = connect_in_background
+        self._pumped = False
+        """A :class:`_TaskSource` was made (its pump is a task of the group)."""
         self._connected = anyio.Event()
         self._connect_error: InstanceError | None = None
 
@@ -317,13 +319,20 @@ class EventSubscription:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         assert self._task_group is not None
-        self._task_group.cancel_scope.cancel()
+        if self._children_may_run():
+            # Cancelling a scope formats the current task into its reason: only when there is a child.
+            self._task_group.cancel_scope.cancel()
         try:
             # The caller's exception is not handed to the task group: it would come back wrapped in
             # an exception group, and ``except TimeoutError`` around this block would miss it.
             await self._task_group.__aexit__(None, None, None)
         finally:
             await self._drop_source()
+
+    def _children_may_run(self) -> bool:
+        """Whether a task of this subscription's group may still run: the background connect (it sets
+        ``_connected`` last, with nothing after it to wait for) or a pump of some other transport's body."""
+        return (self._background and not self._connected.is_set()) or self._pumped
 
     async def ready(self) -> None:
         """Return once the server has accepted the stream; raise :class:`InstanceError` if it never will.
@@ -497,11 +506,11 @@ class EventSubscription:
             break
         assert self._task_group is not None
         stream = response.stream
-        self._source = (
-            _DirectSource(response, stream)
-            if isinstance(stream, StreamingBody)
-            else _TaskSource(response, self._task_group)
-        )
+        if isinstance(stream, StreamingBody):
+            self._source = _DirectSource(response, stream)
+        else:
+            self._source = _TaskSource(response, self._task_group)
+            self._pumped = True
         self._splitter = LineSplitter()
         self._parser = SSEParser()
         self._heard = anyio.current_time()

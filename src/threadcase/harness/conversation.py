@@ -431,13 +431,18 @@ class _Conversation:
                         f"{self.budgets.conversation_turns * self.turn_budget:.0f} s); no further follow-up sent"
                     )
                     return
-                with anyio.move_on_after(max(0.0, left)) as scope:
-                    view = self.view().model_copy(update={"follow_ups_left": budget - self.record.follow_ups_sent})
+                view = self.view().model_copy(update={"follow_ups_left": budget - self.record.follow_ups_sent})
+                if self.proxy.uses_model:
+                    with anyio.move_on_after(max(0.0, left)) as scope:
+                        follow = await self.proxy.next_message(view)
+                    if scope.cancelled_caught:
+                        self.record.ended_by = "conversation-timeout"
+                        self.record.warnings.append("the conversation budget ran out while the user was deciding")
+                        return
+                else:
+                    # The scripted user decides without waiting on anything: no deadline to arm (arming and
+                    # disarming one per turn was a visible share of a scripted turn's cost).
                     follow = await self.proxy.next_message(view)
-                if scope.cancelled_caught:
-                    self.record.ended_by = "conversation-timeout"
-                    self.record.warnings.append("the conversation budget ran out while the user was deciding")
-                    return
                 if follow is None:
                     self.record.ended_by = "done" if self.proxy.uses_model else "script-exhausted"
                     return

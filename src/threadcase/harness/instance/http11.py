@@ -591,39 +591,47 @@ async def _open_socket(origin: _Origin, seconds: float | None, request: httpx.Re
     """A connected non-blocking TCP socket to the first of ``origin``'s addresses that accepts."""
     host, port = origin
     errors: list[str] = []
-    # A bare cancel scope, not fail_after (whose generator wrappers were a fifth of a connect's cost):
-    # the scope's own deadline is the connect timeout, raised below.
-    deadline = anyio.CancelScope(deadline=math.inf if seconds is None else anyio.current_time() + seconds)
+    # One deadline for the whole connect, armed only around what really waits (resolving a name, a
+    # handshake still in flight): a loopback connect to an IP literal never waits, and arming a cancel
+    # scope for it was a tenth of opening a connection.
+    deadline = math.inf if seconds is None else anyio.current_time() + seconds
+    timed_out = False
     try:
-        with deadline:
-            family = _is_ip_literal(host)
-            if family is not None:
-                addresses: list[tuple[Any, ...]] = [(family, socket.SOCK_STREAM, 0, "", (host, port))]
-            else:
+        family = _is_ip_literal(host)
+        if family is not None:
+            addresses: list[tuple[Any, ...]] = [(family, socket.SOCK_STREAM, 0, "", (host, port))]
+        else:
+            addresses = []
+            with anyio.CancelScope(deadline=deadline) as resolving:
                 addresses = list(await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-            for family, kind, proto, _name, address in addresses:
-                try:
-                    # Inside the try: a family the kernel lacks (IPv6 disabled, ::1 still listed for
-                    # localhost) is one failed address, and the next one is tried.
-                    sock = socket.socket(family, kind, proto)
-                except OSError as exc:
-                    errors.append(f"{address[0]}:{address[1]}: {_describe(exc)}")
-                    continue
-                try:
-                    sock.setblocking(False)
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    await _connect(sock, address)
-                except OSError as exc:
-                    sock.close()
-                    errors.append(f"{address[0]}:{address[1]}: {_describe(exc)}")
-                    continue
-                except BaseException:
-                    sock.close()
-                    raise
-                return sock
+            timed_out = resolving.cancelled_caught
+        for family, kind, proto, _name, address in addresses:
+            try:
+                # Inside the try: a family the kernel lacks (IPv6 disabled, ::1 still listed for
+                # localhost) is one failed address, and the next one is tried.
+                sock = socket.socket(family, kind, proto)
+            except OSError as exc:
+                errors.append(f"{address[0]}:{address[1]}: {_describe(exc)}")
+                continue
+            try:
+                sock.setblocking(False)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                await _connect(sock, address, deadline)
+            except TimeoutError:
+                sock.close()
+                timed_out = True
+                break
+            except OSError as exc:
+                sock.close()
+                errors.append(f"{address[0]}:{address[1]}: {_describe(exc)}")
+                continue
+            except BaseException:
+                sock.close()
+                raise
+            return sock
     except OSError as exc:  # name resolution
         raise httpx.ConnectError(f"{host}:{port}: {_describe(exc)}", request=request) from exc
-    if deadline.cancelled_caught:
+    if timed_out:
         raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out after {seconds} s", request=request)
     raise httpx.ConnectError("; ".join(errors) or f"{host}:{port}: no address", request=request)
 
@@ -637,15 +645,23 @@ def _established(sock: socket.socket) -> bool:
     return True
 
 
-async def _connect(sock: socket.socket, address: Any) -> None:
+async def _connect(sock: socket.socket, address: Any, deadline: float) -> None:
+    """Connect ``sock``; TimeoutError when the handshake is not done by ``deadline`` (anyio time)."""
     try:
         sock.connect(address)
     except BlockingIOError:
         if _established(sock):
             return  # a loopback handshake completes inside connect(): nothing to wait for
-        await anyio.wait_writable(sock)
+        await _writable_by(sock, deadline)
         error = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
         if error:
             raise OSError(error, os.strerror(error)) from None
     except InterruptedError:  # pragma: no cover - EINTR on connect: the attempt goes on in the kernel
+        await _writable_by(sock, deadline)
+
+
+async def _writable_by(sock: socket.socket, deadline: float) -> None:
+    with anyio.CancelScope(deadline=deadline) as scope:
         await anyio.wait_writable(sock)
+    if scope.cancelled_caught:
+        raise TimeoutError

@@ -14,8 +14,8 @@ thread's subscribers. The stream (``GET /rest/instance-ai/events/:threadId``):
 from __future__ import annotations
 
 import json
+import os
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -23,12 +23,34 @@ import anyio
 from threadcase.demo_instance.faults import FaultInjector
 from threadcase.demo_instance.storage import Store
 
-__all__ = ["EventHub", "EventLog", "SSEResponse", "utc_now"]
+__all__ = ["EventHub", "EventLog", "SSEResponse", "hex_id", "utc_now"]
+
+
+_second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
 
 
 def utc_now() -> str:
-    """An explicit UTC ISO timestamp with milliseconds, as n8n writes them."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """An explicit UTC ISO timestamp with milliseconds, as n8n writes them (``2026-01-02T03:04:05.678Z``).
+
+    The same text as ``datetime.now(UTC).isoformat(timespec="milliseconds")`` with a ``Z`` (both floor
+    the system clock), at a fraction of its cost: a turn stamps ~10 times, and the date part changes
+    once a second, so it is formatted once per second.
+    """
+    global _second
+    seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
+    cached, text = _second
+    if cached != seconds:
+        text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        _second = (seconds, text)
+    return f"{text}.{nanos // 1_000_000:03d}Z"
+
+
+def hex_id() -> str:
+    """``uuid.uuid4().hex`` (the same 32 hex digits: version 4, RFC 4122 variant) without building a UUID."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return raw.hex()
 
 
 class EventLog:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +26,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent, HistoryMessage, ToolFailed, TurnInput
 from threadcase.demo_instance.apierror import ApiError, validation_message
-from threadcase.demo_instance.events import EventHub, utc_now
+from threadcase.demo_instance.events import EventHub, hex_id, utc_now
 from threadcase.demo_instance.memory import (
     DEFAULT_THRESHOLD,
     FORGETS_AFTER_COMPACTION,
@@ -173,7 +172,7 @@ class RunContext:
         """Run a platform tool (``tool-call`` then ``tool-result`` or ``tool-error``); returns its result."""
         await self._latency()
         run = self._run
-        call_id = f"call_{uuid.uuid4().hex[:16]}"
+        call_id = f"call_{hex_id()[:16]}"
         self._m.record_step(run, "tool-calls", json.dumps({"tool": name, "args": args}, default=str))
         started = utc_now()
         self._emit("tool-call", {"toolCallId": call_id, "toolName": name, "args": args})
@@ -224,7 +223,7 @@ class RunContext:
         """Show a widget (``confirmation-request``) and wait for the user's confirm body."""
         await self._latency()
         run = self._run
-        request_id = f"req_{uuid.uuid4().hex}"
+        request_id = f"req_{hex_id()}"
         payload = {**request, "requestId": request_id}
         ConfirmationRequest.model_validate(payload)  # an agent bug surfaces here, not in a client
         self._m.record_step(run, "tool-calls", json.dumps(request, default=str))
@@ -263,7 +262,7 @@ class RunContext:
 
     async def spawn(self, role: str, target: dict[str, Any] | None = None) -> str:
         """Start a sub-agent (``agent-spawned``); returns its id."""
-        agent_id = f"agent-{uuid.uuid4().hex[:12]}"
+        agent_id = f"agent-{hex_id()[:12]}"
         self._run.spawned.append(agent_id)
         payload: dict[str, Any] = {"agentId": agent_id, "role": role}
         if target is not None:
@@ -350,7 +349,7 @@ class RunManager:
             raise ApiError(409, f"thread {thread_id} already has a run in progress; wait for run-finish or cancel it")
         if self.tg is None:
             raise ApiError(503, "the demo instance is shutting down")
-        run_id = f"run_{uuid.uuid4().hex}"
+        run_id = f"run_{hex_id()}"
         now = utc_now()
         run = ActiveRun(
             run_id=run_id,
@@ -365,7 +364,7 @@ class RunManager:
         if attachments:
             content.append({"type": "attachments", "attachments": attachments})
         user_message = {
-            "id": f"msg_{uuid.uuid4().hex}",
+            "id": f"msg_{hex_id()}",
             "role": "user",
             "type": "llm",
             "content": content,
@@ -541,7 +540,7 @@ class RunManager:
         with self.store.tx():
             if run.blocks:
                 message = {
-                    "id": f"msg_{uuid.uuid4().hex}",
+                    "id": f"msg_{hex_id()}",
                     "role": "assistant",
                     "type": "llm",
                     "content": run.blocks,
@@ -598,7 +597,7 @@ class RunManager:
             tokens = visible_tokens(visible)
         if not visible or tokens <= run.threshold:
             return None
-        task = {"taskId": f"mem_{uuid.uuid4().hex[:12]}", "taskKind": "observer", "status": "queued"}
+        task = {"taskId": f"mem_{hex_id()[:12]}", "taskKind": "observer", "status": "queued"}
         tasks = self.memory_tasks.setdefault(run.thread_id, [])
         tasks.append(task)
         del tasks[:-5]  # keep the recent ones visible; old completed tasks are noise

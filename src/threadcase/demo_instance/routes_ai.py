@@ -28,7 +28,7 @@ async def create_thread(request: Request) -> JSONResponse:
     """Create a chat thread in a project the caller may use (misbehaviours from ``sourceContext``)."""
     platform = _platform(request)
     user = platform.user(request)
-    body = await parse_body(request, CreateThreadRequest, "thread request")
+    body = await parse_body(request, CreateThreadRequest, "thread request", direct=True)
     if not body.threadId.strip() or len(body.threadId) > 128:
         raise ApiError(422, f"invalid thread request: threadId must be 1-128 characters, got {body.threadId!r}")
     if body.sourceContext is not None and len(str(body.sourceContext)) > 2048:
@@ -110,7 +110,7 @@ async def chat(thread_id: str, request: Request) -> JSONResponse:
     platform = _platform(request)
     user = platform.user(request)
     thread = platform.thread_for(user, thread_id)
-    body = await parse_body(request, ChatRequest, "chat request")
+    body = await parse_body(request, ChatRequest, "chat request", direct=True)
     if not body.message.strip() and not body.attachments:
         raise ApiError(422, "invalid chat request: message is empty and there are no attachments")
     header = parse_misbehaviours(request.headers.get("x-demo-misbehave"), "X-Demo-Misbehave header")

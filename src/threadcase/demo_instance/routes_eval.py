@@ -296,7 +296,7 @@ async def credential_allowlist(request: Request) -> JSONResponse:
     """Pin the thread's credential view and the ids whose connection test passes."""
     platform = _platform(request)
     user = platform.owner(request)
-    body = await parse_body(request, ThreadCredentialAllowlistRequest, "allowlist request")
+    body = await parse_body(request, ThreadCredentialAllowlistRequest, "allowlist request", direct=True)
     with platform.store.tx():
         thread = platform.thread_for(user, body.threadId)
         allowed = list(dict.fromkeys(body.credentialIds))

@@ -197,6 +197,7 @@ class Platform:
 
     def close(self) -> None:
         """Flush traces to the endpoint (bounded) and close storage (a temporary database is gone with it)."""
+        self.runs.close()
         if self.tracer is not None:
             self.tracer.close(self.settings.trace_flush_seconds)
         self.store.close()

@@ -11,12 +11,16 @@ import httpx
 import pytest
 from fastapi import Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.responses import PlainTextResponse, Response
 
 from tests.demo.conftest import MEMBER, MEMBER_PASSWORD, ScriptedAgent, events, finished, session, settings
 from threadcase._util.serve import serving
+from threadcase.demo_instance.apierror import ApiError
 from threadcase.demo_instance.app import create_app
 from threadcase.demo_instance.hotpath import DemoApp, HotRoutes
+from threadcase.demo_instance.platform import _auth_token, parse_body
+from threadcase.wire import ChatRequest, CreateThreadRequest, ThreadCredentialAllowlistRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -180,3 +184,80 @@ async def test_the_fault_injector_still_wraps_hot_routes(agent: ScriptedAgent) -
         response = await client.post("/rest/instance-ai/threads", json={"threadId": "t"})
     assert response.status_code == 503
     assert "demo fault" in response.json()["message"]
+
+
+# --- direct body validation gives what json.loads + validation gave ----------------------------------
+
+BODIES = [
+    b"",
+    b"   ",
+    b"{}",
+    b"[]",
+    b'"x"',
+    b"not json",
+    b'{"threadId": "t1"}',
+    b'{"threadId": "t1", "threadId": "t2"}',
+    b'{"threadId": "t\\ud800"}',
+    b'{"threadId": "\\u00e9\xc3\xa9 \\ud83d\\ude00", '
+    b'"sourceContext": {"n": 1e400, "m": -0, "b": 123456789012345678901234567890}}',
+    b'{"threadId": 5}',
+    b'{"threadId": "t", "extra": 1}',
+    b'{"threadId": "t", "sourceContext": {"x": NaN}}',
+    b'{"threadId": "t"} trailing',
+    b"\xef\xbb\xbf{}",
+    '{"threadId": "t"}'.encode("utf-16"),
+    b'{"message": "hi", "mode": "progressive", "observerThresholdTokens": 2000.0}',
+    b'{"message": "hi", "observerThresholdTokens": 2000.5}',
+    b'{"message": "hi", "observerThresholdTokens": "2000"}',
+    b'{"message": "hi", "mode": "fast"}',
+    b'{"message": "hi", "attachments": [{"type": "workflow", "id": "w", "name": "n"}, '
+    b'{"type": "agent", "id": "a", "name": "b"}]}',
+    b'{"message": "hi", "attachments": [{"type": "other", "id": "w", "name": "n"}]}',
+    b'{"message": "hi", "context": {"source": "x", "nested": [1, 2.5, null, true]}}',
+    b'{"threadId": "t", "credentialIds": ["a", "a", "b"], "bypassCredentialTest": null}',
+    b'{"threadId": "t", "credentialIds": "a"}',
+]
+
+
+async def _parsed(body: bytes, model: type[BaseModel], direct: bool) -> Any:
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    request = Request({"type": "http", "method": "POST", "path": "/", "headers": []}, receive)
+    try:
+        parsed = await parse_body(request, model, "test request", direct=direct)
+    except ApiError as exc:
+        return ("error", exc.status, exc.message)
+    except Exception as exc:
+        return ("raised", type(exc).__name__, str(exc))
+    return ("ok", type(parsed).__name__, repr(parsed.model_dump()))  # repr: NaN equals itself
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("model", [CreateThreadRequest, ChatRequest, ThreadCredentialAllowlistRequest])
+async def test_direct_body_validation_answers_as_the_two_step_path(model: type[BaseModel]) -> None:
+    for body in BODIES:
+        assert await _parsed(body, model, True) == await _parsed(body, model, False), body
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [],
+        [(b"cookie", b"n8n-auth=abc")],
+        [(b"cookie", b"other=1; n8n-auth=abc; n8n-auth=def")],
+        [(b"cookie", b"n8n-auth=abc"), (b"accept", b"*/*"), (b"cookie", b"n8n-auth=xyz")],
+        [(b"cookie", b'n8n-auth="quoted\\"value"')],
+        [(b"cookie", b"n8n-auth")],
+    ],
+)
+def test_the_auth_token_is_what_request_cookies_reads(headers: list[tuple[bytes, bytes]]) -> None:
+    for _ in range(2):  # the second time from the cache
+        request = Request({"type": "http", "method": "GET", "path": "/", "headers": headers})
+        assert _auth_token(request) == request.cookies.get("n8n-auth", "")

@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
-from tests.demo.conftest import MEMBER, MEMBER_PASSWORD, data, session
+from tests.demo.conftest import (
+    MEMBER,
+    MEMBER_PASSWORD,
+    ScriptedAgent,
+    chat,
+    data,
+    events,
+    finished,
+    new_thread,
+    session,
+    settings,
+)
+from threadcase._util.serve import serving
+from threadcase.demo_instance.app import create_app
 
 pytestmark = pytest.mark.anyio
 
@@ -141,3 +155,30 @@ async def test_unknown_foreign_and_malformed(demo: str, owner: httpx.AsyncClient
         assert data(await member.get(f"/rest/executions/{mine}"))["workflowId"] == own
     # The instance owner sees every project's executions.
     assert data(await owner.get(f"/rest/executions/{mine}"))["workflowId"] == own
+
+
+@pytest.mark.anyio
+async def test_turns_reuse_idle_run_workers_and_add_one_only_when_all_are_busy() -> None:
+    agent = ScriptedAgent()
+    app = create_app(settings(), agent=agent)
+    runs = app.state.platform.runs
+    async with serving(app) as url, session(url) as client:
+        for thread_id in ("w1", "w2", "w3"):
+            await new_thread(client, thread_id)
+
+        async def turn(thread_id: str, message: Any) -> None:
+            async with events(client, thread_id) as reader:
+                run_id = await chat(client, thread_id, message)
+                done = await reader.until(lambda e: finished(e) and e["payload"]["runId"] == run_id)
+            assert done[-1]["payload"]["status"] == "completed"
+
+        for index in range(3):
+            await turn("w1", f"one after another {index}")
+        assert runs._idle_workers == 1  # one worker ran all three
+        async with anyio.create_task_group() as tg:
+            for thread_id in ("w1", "w2", "w3"):
+                tg.start_soon(turn, thread_id, [{"sleep": 0.3}, {"say": "slept"}])
+        assert runs._idle_workers == 3  # three at once: the idle one and two more
+        await turn("w2", "and again")
+        assert runs._idle_workers == 3
+    assert [t.message for t in agent.turns].count("and again") == 1

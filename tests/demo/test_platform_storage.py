@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,8 @@ import pytest
 from tests.demo.conftest import ScriptedAgent, events, finished, session, settings
 from threadcase._util.serve import serving
 from threadcase.demo_instance.app import create_app
-from threadcase.demo_instance.storage import Store
+from threadcase.demo_instance.memstore import MemoryStore
+from threadcase.demo_instance.storage import SqliteStore, Store
 
 AWKWARD: dict[str, Any] = {
     "text": 'é ✓ \u2028 "quoted" \n\t \\ / \x00',
@@ -25,11 +27,24 @@ AWKWARD: dict[str, Any] = {
 }
 
 
-@pytest.fixture(params=["memory", "file"])
+@pytest.fixture(params=["memory", "sqlite-memory", "file"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    db = Store(None if request.param == "memory" else tmp_path / "demo.sqlite")
+    if request.param == "memory":
+        db = Store(None)
+    elif request.param == "sqlite-memory":
+        db = SqliteStore(None)
+    else:
+        db = Store(tmp_path / "demo.sqlite")
     yield db
     db.close()
+
+
+def test_a_temporary_store_is_the_memory_store_and_a_file_is_sqlite(tmp_path: Path) -> None:
+    memory, on_file = Store(None), Store(tmp_path / "demo.sqlite")
+    assert type(memory) is MemoryStore
+    assert type(on_file) is Store
+    memory.close()
+    on_file.close()
 
 
 def test_awkward_documents_round_trip(store: Store) -> None:
@@ -105,3 +120,160 @@ async def test_events_are_stored_only_where_a_restart_could_replay_them(
         stored = app.state.platform.store.count("events", "t1")
     assert [e["id"] for e in replayed] == [e["id"] for e in live][1:]
     assert stored == (len(live) if on_file else 0)
+
+
+# --- the memory store answers as SQLite does ---------------------------------------------------------
+
+
+def test_order_is_insertion_order_and_a_put_keeps_the_place(store: Store) -> None:
+    for name in ("c", "a", "b"):
+        store.insert("workflows", name, {"n": name}, scope="p")
+    store.put("workflows", "c", {"n": "c2"}, scope="p")
+    store.put("workflows", "d", {"n": "d"}, scope="q")
+    assert [d["n"] for d in store.list("workflows")] == ["c2", "a", "b", "d"]
+    assert [d["n"] for d in store.list("workflows", "p")] == ["c2", "a", "b"]
+    # A global row moved to another scope keeps its place in its kind and sorts by it in the new scope.
+    store.put("workflows", "a", {"n": "a2"}, scope="q")
+    assert [d["n"] for d in store.list("workflows", "q")] == ["a2", "d"]
+    assert [d["n"] for d in store.list("workflows")] == ["c2", "a2", "b", "d"]
+    assert store.scope_of("workflows", "a") == "q"
+    assert (store.count("workflows"), store.count("workflows", "p"), store.count("workflows", "zz")) == (4, 2, 0)
+
+
+def test_taken_ids_and_missing_scopes_raise_sqlites_errors(store: Store) -> None:
+    store.insert("threads", "t1", {}, scope="u")
+    with pytest.raises(sqlite3.IntegrityError, match=r"^UNIQUE constraint failed: threads\.id$"):
+        store.insert("threads", "t1", {}, scope="other")
+    store.insert("messages", "m1", {}, scope="t1")
+    store.insert("messages", "m1", {}, scope="t2")  # scoped: the same id in another scope is fine
+    with pytest.raises(sqlite3.IntegrityError, match=r"^UNIQUE constraint failed: messages\.scope, messages\.id$"):
+        store.insert("messages", "m1", {}, scope="t1")
+    with pytest.raises(sqlite3.IntegrityError, match=r"^NOT NULL constraint failed: messages\.scope$"):
+        store.insert("messages", "m2", {})
+    with pytest.raises(ValueError, match="unknown kind"):
+        store.get("nope", "x")
+
+
+def test_a_null_scope_matches_nothing_where_sql_compares_it(store: Store) -> None:
+    store.insert("users", "u1", {"id": "u1"})  # global kinds may have no scope
+    store.insert("projects", "p1", {"id": "p1"}, scope="u1")
+    assert store.get("users", "u1") == {"id": "u1"}
+    assert store.scope_of("users", "u1") is None
+    assert store.list("users") == [{"id": "u1"}]
+    assert store.delete_scope("users", None) == 0  # type: ignore[arg-type]
+    assert store.get("messages", "m", scope=None) is None
+    assert store.delete("messages", "m") is False
+    assert store.count("users") == 1
+
+
+def test_a_failed_transaction_leaves_nothing_behind(store: Store) -> None:
+    for index in range(3):
+        store.insert("runs", f"r{index}", {"i": index}, scope="t1")
+        store.insert("steps", "000000", {"run": index}, scope=f"r{index}")
+    before = (store.list("runs"), store.list("steps"), [store.list("steps", f"r{i}") for i in range(3)])
+
+    def every_kind_of_write_then_fail() -> None:
+        with store.tx():
+            store.insert("runs", "r9", {"i": 9}, scope="t1")
+            store.put("runs", "r0", {"i": "changed"}, scope="t2")
+            store.put("runs", "r1", {"i": "changed"}, scope="t1")
+            store.delete("runs", "r2")
+            store.delete_children("steps", "runs", "t1")
+            with store.tx():  # nested: one transaction with the outer one
+                store.delete_scope("runs", "t1")
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        every_kind_of_write_then_fail()
+    after = (store.list("runs"), store.list("steps"), [store.list("steps", f"r{i}") for i in range(3)])
+    assert after == before
+    assert store.scope_of("runs", "r0") == "t1"
+    assert [r["i"] for r in store.list("runs", "t1")] == [0, 1, 2]
+    with store.tx():  # a transaction that ends normally keeps its writes
+        store.delete("runs", "r1")
+        store.insert("runs", "r3", {"i": 3}, scope="t1")
+    assert [r["i"] for r in store.list("runs", "t1")] == [0, 2, 3]
+
+
+def test_an_error_caught_inside_a_transaction_keeps_what_came_before_it(store: Store) -> None:
+    with store.tx():
+        store.insert("threads", "t1", {"n": 1}, scope="u")
+        with pytest.raises(sqlite3.IntegrityError):
+            store.insert("threads", "t1", {"n": 2}, scope="u")
+    assert store.list("threads") == [{"n": 1}]
+
+
+def test_a_read_is_a_copy_of_what_was_written(store: Store) -> None:
+    doc: dict[str, Any] = {"list": [1, 2], "tuple": (1, 2), "keys": {1: "a"}}
+    store.insert("threads", "t1", doc, scope="u")
+    doc["list"].append(3)
+    read = store.get("threads", "t1")
+    assert read == {"list": [1, 2], "tuple": [1, 2], "keys": {"1": "a"}}  # JSON's normalisation, as a row
+    assert read is not None
+    read["list"].append(4)
+    assert store.get("threads", "t1") == {"list": [1, 2], "tuple": [1, 2], "keys": {"1": "a"}}
+
+
+def test_a_closed_store_refuses_work(store: Store) -> None:
+    store.insert("threads", "t1", {}, scope="u")
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.get("threads", "t1")
+    with pytest.raises(sqlite3.ProgrammingError), store.tx():
+        pass
+
+
+OPERATIONS = ("insert", "put", "put", "get", "list", "list", "delete", "delete_scope", "count", "children", "scope_of")
+
+
+def test_random_operations_answer_alike_on_both_stores() -> None:
+    """A long seeded mix of every operation, transactions that fail half-way included: same answers."""
+    rng = random.Random(20261201)
+    stores: list[Store] = [SqliteStore(None), MemoryStore()]
+    kinds = ("threads", "runs", "messages", "steps")
+    ids, scopes = ["a", "b", "c", "d"], ["s1", "s2", "s3", None]
+
+    def call(store: Store, op: str, args: tuple[Any, ...]) -> Any:
+        try:
+            return ("ok", getattr(store, op)(*args[:-1], **args[-1]))
+        except (sqlite3.Error, ValueError) as exc:
+            return (type(exc).__name__, str(exc))
+
+    def random_op() -> tuple[str, tuple[Any, ...]]:
+        kind, id, scope = rng.choice(kinds), rng.choice(ids), rng.choice(scopes)
+        op = rng.choice(OPERATIONS)
+        if op in ("insert", "put"):
+            return op, (kind, id, {"v": rng.randrange(100), "at": [id, scope]}, {"scope": scope})
+        if op in ("get", "delete"):
+            return op, (kind, id, {"scope": scope})
+        if op == "children":
+            return "delete_children", (rng.choice(("steps", "messages")), "runs", scope, {})
+        if op == "scope_of":
+            return op, (kind, id, {})
+        return op, (kind, scope, {})
+
+    for _ in range(1500):
+        if rng.random() < 0.1:
+            batch = [random_op() for _ in range(rng.randrange(1, 6))]
+            fail = rng.random() < 0.5
+            outcomes = []
+            for store in stores:
+                answers = []
+                try:
+                    with store.tx():
+                        answers = [call(store, op, args) for op, args in batch]
+                        if fail:
+                            raise KeyError("abort")
+                except KeyError:
+                    pass
+                outcomes.append(answers)
+            assert outcomes[0] == outcomes[1], batch
+        else:
+            op, args = random_op()
+            first, second = (call(store, op, args) for store in stores)
+            assert first == second, (op, args)
+        for kind in kinds:
+            assert stores[0].list(kind) == stores[1].list(kind)
+            assert [stores[0].scope_of(kind, i) for i in ids] == [stores[1].scope_of(kind, i) for i in ids]
+    for store in stores:
+        store.close()

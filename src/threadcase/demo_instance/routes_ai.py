@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse, Response
 
 from threadcase.demo_instance.apierror import ApiError
 from threadcase.demo_instance.events import SSEResponse, utc_now
-from threadcase.demo_instance.platform import Platform, ok, parse_body, parse_misbehaviours
+from threadcase.demo_instance.platform import Platform, ok, ok_plain, parse_body, parse_misbehaviours
 from threadcase.wire import ChatRequest, CreateThreadRequest
 
 __all__ = ["router"]
@@ -28,7 +28,7 @@ async def create_thread(request: Request) -> JSONResponse:
     """Create a chat thread in a project the caller may use (misbehaviours from ``sourceContext``)."""
     platform = _platform(request)
     user = platform.user(request)
-    body = await parse_body(request, CreateThreadRequest, "thread request")
+    body = await parse_body(request, CreateThreadRequest, "thread request", direct=True)
     if not body.threadId.strip() or len(body.threadId) > 128:
         raise ApiError(422, f"invalid thread request: threadId must be 1-128 characters, got {body.threadId!r}")
     if body.sourceContext is not None and len(str(body.sourceContext)) > 2048:
@@ -53,7 +53,9 @@ async def create_thread(request: Request) -> JSONResponse:
         "createdAt": utc_now(),
     }
     platform.store.insert("threads", str(thread["id"]), thread, scope=user.id)
-    return ok({"id": thread["id"], "threadId": thread["id"], "projectId": project_id, "createdAt": thread["createdAt"]})
+    return ok_plain(
+        {"id": thread["id"], "threadId": thread["id"], "projectId": project_id, "createdAt": thread["createdAt"]}
+    )
 
 
 @router.delete("/threads/{thread_id}")
@@ -71,7 +73,7 @@ async def delete_thread(thread_id: str, request: Request) -> JSONResponse:
         platform.store.delete_children("steps", "runs", thread_id)
         platform.store.delete_scope("runs", thread_id)
     platform.hub.forget(thread_id)
-    return ok({"success": True})
+    return ok_plain({"success": True})
 
 
 @router.get("/threads/{thread_id}/status")
@@ -79,7 +81,7 @@ async def thread_status(thread_id: str, request: Request) -> JSONResponse:
     """Whether a run is active, plus the thread's recent memory tasks."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
-    return ok(platform.runs.status(thread_id))
+    return ok_plain(platform.runs.status(thread_id))
 
 
 @router.get("/threads/{thread_id}/messages")
@@ -108,7 +110,7 @@ async def chat(thread_id: str, request: Request) -> JSONResponse:
     platform = _platform(request)
     user = platform.user(request)
     thread = platform.thread_for(user, thread_id)
-    body = await parse_body(request, ChatRequest, "chat request")
+    body = await parse_body(request, ChatRequest, "chat request", direct=True)
     if not body.message.strip() and not body.attachments:
         raise ApiError(422, "invalid chat request: message is empty and there are no attachments")
     header = parse_misbehaviours(request.headers.get("x-demo-misbehave"), "X-Demo-Misbehave header")
@@ -123,7 +125,7 @@ async def chat(thread_id: str, request: Request) -> JSONResponse:
         threshold=body.observerThresholdTokens,
         misbehaviours=misbehaviours,
     )
-    return ok({"runId": run_id})
+    return ok_plain({"runId": run_id})
 
 
 @router.post("/chat/{thread_id}/cancel")

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import utc_now
 from threadcase.demo_instance.mock_exec import execute_with_mock
-from threadcase.demo_instance.platform import Platform, ok, parse_body
+from threadcase.demo_instance.platform import Platform, ok, ok_plain, parse_body
 from threadcase.demo_instance.resources import new_id, new_workflow_doc, visible_credentials
 from threadcase.wire import (
     ExecuteWithMockRequest,
@@ -296,7 +296,7 @@ async def credential_allowlist(request: Request) -> JSONResponse:
     """Pin the thread's credential view and the ids whose connection test passes."""
     platform = _platform(request)
     user = platform.owner(request)
-    body = await parse_body(request, ThreadCredentialAllowlistRequest, "allowlist request")
+    body = await parse_body(request, ThreadCredentialAllowlistRequest, "allowlist request", direct=True)
     with platform.store.tx():
         thread = platform.thread_for(user, body.threadId)
         allowed = list(dict.fromkeys(body.credentialIds))
@@ -309,7 +309,7 @@ async def credential_allowlist(request: Request) -> JSONResponse:
         thread["bypass"] = [c for c in dict.fromkeys(body.bypassCredentialTest or []) if c in set(allowed)]
         thread["evalPinned"] = True
         platform.store.put("threads", thread["id"], thread, scope=user.id)
-    return ok({"ok": True})
+    return ok_plain({"ok": True})
 
 
 @router.post("/seed-data-table-rows")

@@ -17,17 +17,18 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import uuid
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import TypeAdapter, ValidationError
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent, HistoryMessage, ToolFailed, TurnInput
 from threadcase.demo_instance.apierror import ApiError, validation_message
-from threadcase.demo_instance.events import EventHub, utc_now
+from threadcase.demo_instance.events import EventHub, hex_id, utc_now
 from threadcase.demo_instance.memory import (
     DEFAULT_THRESHOLD,
     FORGETS_AFTER_COMPACTION,
@@ -50,6 +51,7 @@ TOOL_SCHEMA_TOKENS = estimate_tokens(json.dumps(TOOL_SCHEMAS))
 STATIC_TOKENS = INSTRUCTIONS_TOKENS + TOOL_SCHEMA_TOKENS
 
 _CONFIRM = TypeAdapter(ConfirmBody)
+_Turn = tuple["ActiveRun", dict[str, Any]]
 
 
 def visible_messages(store: Store, thread_id: str) -> list[dict[str, Any]]:
@@ -173,7 +175,7 @@ class RunContext:
         """Run a platform tool (``tool-call`` then ``tool-result`` or ``tool-error``); returns its result."""
         await self._latency()
         run = self._run
-        call_id = f"call_{uuid.uuid4().hex[:16]}"
+        call_id = f"call_{hex_id()[:16]}"
         self._m.record_step(run, "tool-calls", json.dumps({"tool": name, "args": args}, default=str))
         started = utc_now()
         self._emit("tool-call", {"toolCallId": call_id, "toolName": name, "args": args})
@@ -224,7 +226,7 @@ class RunContext:
         """Show a widget (``confirmation-request``) and wait for the user's confirm body."""
         await self._latency()
         run = self._run
-        request_id = f"req_{uuid.uuid4().hex}"
+        request_id = f"req_{hex_id()}"
         payload = {**request, "requestId": request_id}
         ConfirmationRequest.model_validate(payload)  # an agent bug surfaces here, not in a client
         self._m.record_step(run, "tool-calls", json.dumps(request, default=str))
@@ -263,7 +265,7 @@ class RunContext:
 
     async def spawn(self, role: str, target: dict[str, Any] | None = None) -> str:
         """Start a sub-agent (``agent-spawned``); returns its id."""
-        agent_id = f"agent-{uuid.uuid4().hex[:12]}"
+        agent_id = f"agent-{hex_id()[:12]}"
         self._run.spawned.append(agent_id)
         payload: dict[str, Any] = {"agentId": agent_id, "role": role}
         if target is not None:
@@ -301,6 +303,11 @@ class RunManager:
         self._memory_idle: dict[str, anyio.Event] = {}
         self._last_step: dict[str, tuple[str, int]] = {}
         self.tg: TaskGroup | None = None
+        # Run workers: tasks of ``tg`` that run one turn after another. Handing a turn to an idle worker
+        # costs a fifth of starting a task for it (~12 µs with anyio's task bookkeeping); a worker is
+        # added only when every one is busy, so there are as many as runs were ever in flight at once.
+        self._idle_workers = 0
+        self._handoff: tuple[MemoryObjectSendStream[_Turn], MemoryObjectReceiveStream[_Turn]] | None = None
 
     # --- agent ----------------------------------------------------------------------------------
 
@@ -350,7 +357,7 @@ class RunManager:
             raise ApiError(409, f"thread {thread_id} already has a run in progress; wait for run-finish or cancel it")
         if self.tg is None:
             raise ApiError(503, "the demo instance is shutting down")
-        run_id = f"run_{uuid.uuid4().hex}"
+        run_id = f"run_{hex_id()}"
         now = utc_now()
         run = ActiveRun(
             run_id=run_id,
@@ -365,7 +372,7 @@ class RunManager:
         if attachments:
             content.append({"type": "attachments", "attachments": attachments})
         user_message = {
-            "id": f"msg_{uuid.uuid4().hex}",
+            "id": f"msg_{hex_id()}",
             "role": "user",
             "type": "llm",
             "content": content,
@@ -390,8 +397,34 @@ class RunManager:
             "mode": mode or "progressive",
             "user_message_id": user_message["id"],
         }
-        self.tg.start_soon(self._execute, run, turn_args)
+        if self._idle_workers and self._handoff is not None:
+            self._idle_workers -= 1
+            self._handoff[0].send_nowait((run, turn_args))
+        else:
+            self.tg.start_soon(self._worker, run, turn_args, name="demo run worker")
         return run_id
+
+    async def _worker(self, run: ActiveRun, turn_args: dict[str, Any]) -> None:
+        """Run this turn, then each turn handed over while idle, until the stream closes or shutdown."""
+        if self._handoff is None:
+            self._handoff = anyio.create_memory_object_stream[_Turn](math.inf)
+        receive = self._handoff[1]
+        while True:
+            await self._execute(run, turn_args)
+            self._idle_workers += 1
+            try:
+                run, turn_args = await receive.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+            except BaseException:
+                self._idle_workers -= 1  # cancelled while idle (shutdown): no longer a worker to hand to
+                raise
+
+    def close(self) -> None:
+        """Close the workers' hand-off stream (idle workers end; call once no run can start)."""
+        if self._handoff is not None:
+            for stream in self._handoff:
+                stream.close()
 
     def cancel(self, thread_id: str) -> bool:
         """Cancel the thread's running turn, if any."""
@@ -541,7 +574,7 @@ class RunManager:
         with self.store.tx():
             if run.blocks:
                 message = {
-                    "id": f"msg_{uuid.uuid4().hex}",
+                    "id": f"msg_{hex_id()}",
                     "role": "assistant",
                     "type": "llm",
                     "content": run.blocks,
@@ -598,7 +631,7 @@ class RunManager:
             tokens = visible_tokens(visible)
         if not visible or tokens <= run.threshold:
             return None
-        task = {"taskId": f"mem_{uuid.uuid4().hex[:12]}", "taskKind": "observer", "status": "queued"}
+        task = {"taskId": f"mem_{hex_id()[:12]}", "taskKind": "observer", "status": "queued"}
         tasks = self.memory_tasks.setdefault(run.thread_id, [])
         tasks.append(task)
         del tasks[:-5]  # keep the recent ones visible; old completed tasks are noise

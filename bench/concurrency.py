@@ -168,37 +168,44 @@ async def probe_turn_latency(url: str, email: str, password: str, turns: int) ->
     return statistics.fmean(server), statistics.median(client_side)
 
 
-async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> None:
-    speed = core_speed_ms()
+@contextmanager
+def generated_run(url: str, cases: int, turns: int, concurrency: int) -> Iterator[RunSettings]:
+    """The settings of a run of ``cases`` generated ``turns``-turn cases against the demo at ``url``
+    (default login), suite and output in a temporary directory removed afterwards."""
+    settings = DemoSettings()
     with tempfile.TemporaryDirectory(prefix="threadcase-bench-") as tmp:
         suite = Path(tmp) / "cases"
         suite.mkdir()
         write_cases(suite, cases, turns)
-        settings = DemoSettings()
-        with demo_process(latency_ms) as (url, pid):
-            turn_latency, turn_latency_client = await probe_turn_latency(
-                url, settings.email, settings.password.get_secret_value(), turns
-            )
-            run = RunSettings(
-                suite=suite,
-                base_urls=[url],
-                email=settings.email,
-                password=SecretStr(settings.password.get_secret_value()),
-                concurrency=concurrency,
-                output_dir=Path(tmp) / "out",
-            )
-            imports = time.perf_counter()
-            prepare_process()  # as `threadcase run` does before its run
-            imports = time.perf_counter() - imports
-            started, cpu_started = time.perf_counter(), time.process_time()
-            server_started, machine_started = _process_cpu(pid), _machine_busy()
-            summary = await run_suite(run)
-            wall = time.perf_counter() - started
-            cpu = time.process_time() - cpu_started
-            server_cpu = _process_cpu(pid) - server_started
-            # What everything else on the machine (other users' work) took meanwhile: on a shared machine
-            # the ratio is only as good as the cores this run got.
-            others_cpu = max(0.0, _machine_busy() - machine_started - cpu - server_cpu)
+        yield RunSettings(
+            suite=suite,
+            base_urls=[url],
+            email=settings.email,
+            password=SecretStr(settings.password.get_secret_value()),
+            concurrency=concurrency,
+            output_dir=Path(tmp) / "out",
+        )
+
+
+async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> None:
+    speed = core_speed_ms()
+    settings = DemoSettings()
+    with demo_process(latency_ms) as (url, pid), generated_run(url, cases, turns, concurrency) as run:
+        turn_latency, turn_latency_client = await probe_turn_latency(
+            url, settings.email, settings.password.get_secret_value(), turns
+        )
+        imports = time.perf_counter()
+        prepare_process()  # as `threadcase run` does before its run
+        imports = time.perf_counter() - imports
+        started, cpu_started = time.perf_counter(), time.process_time()
+        server_started, machine_started = _process_cpu(pid), _machine_busy()
+        summary = await run_suite(run)
+        wall = time.perf_counter() - started
+        cpu = time.process_time() - cpu_started
+        server_cpu = _process_cpu(pid) - server_started
+        # What everything else on the machine (other users' work) took meanwhile: on a shared machine
+        # the ratio is only as good as the cores this run got.
+        others_cpu = max(0.0, _machine_busy() - machine_started - cpu - server_cpu)
         bound = math.ceil(cases / concurrency) * turns * turn_latency
         errored = summary.units.errored
         print(

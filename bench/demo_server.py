@@ -28,7 +28,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -36,9 +35,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
-from pydantic import SecretStr
 
-from bench.concurrency import TURN_TEXTS, write_cases
+from bench.concurrency import TURN_TEXTS, generated_run
 from threadcase import wire
 from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
@@ -135,24 +133,11 @@ async def drive_client(url: str, cases: int, turns: int, concurrency: int) -> No
 
 
 async def drive_runner(url: str, cases: int, turns: int, concurrency: int) -> None:
-    from threadcase.harness.runner import RunSettings, prepare_process, run_suite
+    from threadcase.harness.runner import prepare_process, run_suite
 
-    settings = DemoSettings()
-    with tempfile.TemporaryDirectory(prefix="threadcase-demo-bench-") as tmp:
-        suite = Path(tmp) / "cases"
-        suite.mkdir()
-        write_cases(suite, cases, turns)
+    with generated_run(url, cases, turns, concurrency) as settings:
         prepare_process()
-        summary = await run_suite(
-            RunSettings(
-                suite=suite,
-                base_urls=[url],
-                email=settings.email,
-                password=SecretStr(settings.password.get_secret_value()),
-                concurrency=concurrency,
-                output_dir=Path(tmp) / "out",
-            )
-        )
+        summary = await run_suite(settings)
         if summary.units.errored:
             raise RuntimeError(f"{summary.units.errored} errored units")
 

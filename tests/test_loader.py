@@ -7,10 +7,9 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.lowlevel
 import pytest
 
+from tests.loop_turns import loop_turns
 from threadcase.harness import loader
 from threadcase.harness.errors import CaseSchemaError
 from threadcase.harness.loader import (
@@ -247,21 +246,13 @@ def test_the_default_suite_and_calibration_set_are_found_outside_the_repository(
 async def test_cooperative_loading_is_the_same_load_with_room_for_other_tasks(tmp_path: Path) -> None:
     for index in range(5 * loader.FILES_PER_STEP):
         write(tmp_path, f"case-{index:02d}.json", case(f"Build {index}."))
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await anyio.lowlevel.checkpoint()
-
-    async with anyio.create_task_group() as group:
-        group.start_soon(tick)
+    async with loop_turns() as turns:
+        before = turns()
         loaded = await load_suite_cooperatively([tmp_path])
-        group.cancel_scope.cancel()
+        during = turns() - before
     assert [c.slug for c in loaded] == [c.slug for c in load_suite([tmp_path])]
     assert [c.case for c in loaded] == [c.case for c in load_suite([tmp_path])]
-    assert ticks >= 4  # the other task ran between the steps, not only once the load was done
+    assert during >= 4  # the other task ran between the steps, not only once the load was done
 
     write(tmp_path, "broken.json", "{")
     with pytest.raises(CaseSchemaError, match="broken"):

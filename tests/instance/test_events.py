@@ -5,11 +5,11 @@ from __future__ import annotations
 import uuid
 
 import anyio
-import anyio.lowlevel
 import httpx
 import pytest
 
 from tests.instance.fake_instance import FakeInstance
+from tests.loop_turns import loop_turns
 from threadcase import wire
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness.errors import InstanceError
@@ -143,22 +143,12 @@ async def test_a_stream_connecting_in_background_delivers_once_ready(
 async def test_ready_on_a_connected_stream_does_not_yield_to_the_loop(client: InstanceClient) -> None:
     """A conversation calls ready() right before its first message; when the stream is already there,
     a trip through a busy event loop would only delay that message."""
-    ticks = 0
-
-    async def tick() -> None:
-        nonlocal ticks
-        while True:
-            ticks += 1
-            await anyio.lowlevel.checkpoint()
-
-    async with client.subscribe("t1", connect_in_background=True) as sub, anyio.create_task_group() as group:
+    async with client.subscribe("t1", connect_in_background=True) as sub:
         await sub.ready()  # connected now
-        group.start_soon(tick)
-        await anyio.lowlevel.checkpoint()
-        before = ticks
-        await sub.ready()
-        assert ticks == before
-        group.cancel_scope.cancel()
+        async with loop_turns() as turns:
+            before = turns()
+            await sub.ready()
+            assert turns() == before
 
 
 async def test_a_refused_background_stream_fails_ready_not_the_block(client: InstanceClient) -> None:

@@ -99,12 +99,9 @@ def load_suite(paths: Sequence[Path]) -> list[LoadedCase]:
     directories, duplicate slugs, invalid JSON, schema violations.
     """
     loading = _loading(paths)
-    while True:
-        try:
-            next(loading)
-        except StopIteration as done:
-            loaded: list[LoadedCase] = done.value
-            return loaded
+    while (loaded := _advance(loading)) is None:
+        pass
+    return loaded
 
 
 FILES_PER_STEP = 8
@@ -119,13 +116,19 @@ async def load_suite_cooperatively(paths: Sequence[Path]) -> list[LoadedCase]:
     would hold the GIL against the loop for its whole switch interval at a time.
     """
     loading = _loading(paths)
-    while True:
-        try:
-            next(loading)
-        except StopIteration as done:
-            loaded: list[LoadedCase] = done.value
-            return loaded
+    while (loaded := _advance(loading)) is None:
         await anyio.lowlevel.checkpoint()
+    return loaded
+
+
+def _advance(loading: Generator[None, None, list[LoadedCase]]) -> list[LoadedCase] | None:
+    """One step of a loading: None while it goes on, the cases once it is done."""
+    try:
+        next(loading)
+    except StopIteration as done:
+        loaded: list[LoadedCase] = done.value
+        return loaded
+    return None
 
 
 def _loading(paths: Sequence[Path]) -> Generator[None, None, list[LoadedCase]]:

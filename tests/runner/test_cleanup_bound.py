@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -10,13 +9,12 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.runner.one_case import one_case_lane
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness.conversation import Budgets
 from threadcase.harness.instance import InstanceClient
-from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.loader import load_suite
 from threadcase.harness.models import ModelSettings
-from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
+from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 from threadcase.harness.verdicts import CaseResult
 
 GAVE_UP = "cleanup: gave up after 0 s; leftovers possible"
@@ -29,15 +27,6 @@ async def test_a_cleanup_stuck_on_the_instance_gives_up_after_its_bound_and_says
 ) -> None:
     """A thread delete that never answers ends the clean-up after ``cleanup_seconds``, with the warning;
     a Ctrl-C meanwhile neither cuts it short nor lets it run past its bound."""
-    (tmp_path / "suite").mkdir()
-    body = {
-        "complexity": "simple",
-        "tags": ["thanks"],
-        "conversation": [{"role": "user", "text": "Thanks!"}],
-        "checks": {"mustContain": ["welcome"]},
-    }
-    (tmp_path / "suite" / "thanks.json").write_text(json.dumps(body), encoding="utf-8")
-    (loaded,) = load_suite([tmp_path / "suite"])
     config = PipelineConfig(
         run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), cleanup_seconds=0.3
     )
@@ -53,9 +42,7 @@ async def test_a_cleanup_stuck_on_the_instance_gives_up_after_its_bound_and_says
         demo_server(demo) as url,
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
-        lane = Lane(url, cap=1)
-        lane.state["resources"] = LaneResources(clients=[client], project_id=(await client.personal_project()).id)
-        pool = LanePool([lane], concurrency=1)
+        loaded, lane, pool = await one_case_lane(tmp_path, url, client)
         monkeypatch.setattr(client, "delete_thread", never_answers)
 
         async def run() -> None:
@@ -79,15 +66,6 @@ async def test_a_case_cancelled_mid_conversation_still_cleans_up_within_its_boun
 ) -> None:
     """Ctrl-C during the conversation: the clean-up runs outside the pipeline's own shield, so its
     scope alone must keep the cancellation out (the deletes are attempted) and still end it in time."""
-    (tmp_path / "suite").mkdir()
-    body = {
-        "complexity": "simple",
-        "tags": ["thanks"],
-        "conversation": [{"role": "user", "text": "Thanks!"}],
-        "checks": {"mustContain": ["welcome"]},
-    }
-    (tmp_path / "suite" / "thanks.json").write_text(json.dumps(body), encoding="utf-8")
-    (loaded,) = load_suite([tmp_path / "suite"])
     config = PipelineConfig(
         run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), cleanup_seconds=0.3
     )
@@ -102,9 +80,7 @@ async def test_a_case_cancelled_mid_conversation_still_cleans_up_within_its_boun
         demo_server(demo) as url,
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
-        lane = Lane(url, cap=1)
-        lane.state["resources"] = LaneResources(clients=[client], project_id=(await client.personal_project()).id)
-        pool = LanePool([lane], concurrency=1)
+        loaded, lane, pool = await one_case_lane(tmp_path, url, client)
         chat = client.chat
 
         async def spy(*args: Any, **kwargs: Any) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,31 +9,20 @@ from typing import Any
 
 import pytest
 
+from tests.runner.one_case import one_case_lane, write_thanks_cases
 from threadcase.credentials.seeder import CredentialSeeder, token_environment
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness import pipeline
 from threadcase.harness.conversation import Budgets
 from threadcase.harness.instance import InstanceClient
-from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.loader import load_suite
 from threadcase.harness.models import ModelSettings
-from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
+from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 from threadcase.harness.runner import RunSettings, run_suite
 
 TOKEN = "EVAL_SLACK_ACCESS_TOKEN"
 
 
-def _suite(directory: Path) -> Path:
-    directory.mkdir()
-    body = {
-        "complexity": "simple",
-        "tags": ["thanks"],
-        "credentials": [{"type": "slackApi"}],
-        "conversation": [{"role": "user", "text": "Thanks!"}],
-        "checks": {"mustContain": ["welcome"]},
-    }
-    (directory / "thanks.json").write_text(json.dumps(body), encoding="utf-8")
-    return directory
+SLACK_CASE = {"credentials": [{"type": "slackApi"}]}
 
 
 def test_token_environment_keeps_only_the_templates_variables() -> None:
@@ -46,7 +34,6 @@ def test_token_environment_keeps_only_the_templates_variables() -> None:
 async def test_a_case_seeder_uses_the_runs_tokens_not_the_environment_of_the_moment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (loaded,) = load_suite([_suite(tmp_path / "suite")])
     monkeypatch.setenv(TOKEN, "xoxb-set-after-the-run-started")
     config = PipelineConfig(
         run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), environ={TOKEN: "xoxb-run-start"}
@@ -64,9 +51,8 @@ async def test_a_case_seeder_uses_the_runs_tokens_not_the_environment_of_the_mom
             return await create(**kwargs)
 
         monkeypatch.setattr(client, "create_credential", spy)
-        lane = Lane(url, cap=1)
-        lane.state["resources"] = LaneResources(clients=[client], project_id=(await client.personal_project()).id)
-        result = await run_case(WorkItem(loaded, 0), lane, config, LanePool([lane], concurrency=1))
+        loaded, lane, pool = await one_case_lane(tmp_path, url, client, case_fields=SLACK_CASE)
+        result = await run_case(WorkItem(loaded, 0), lane, config, pool)
     assert result.error is None
     assert sent == [{"accessToken": "xoxb-run-start"}]
 
@@ -83,9 +69,8 @@ async def test_run_suite_reads_the_tokens_from_the_process_environment_at_its_st
         return CredentialSeeder(client, environ=environ)
 
     monkeypatch.setattr(pipeline, "CredentialSeeder", seeder)
-    summary = await run_suite(
-        RunSettings(suite=_suite(tmp_path / "suite"), output_dir=tmp_path / "out", models=ModelSettings())
-    )
+    suite = write_thanks_cases(tmp_path / "suite", 1, turns=1, **SLACK_CASE)
+    summary = await run_suite(RunSettings(suite=suite, output_dir=tmp_path / "out", models=ModelSettings()))
     assert summary.exit_code == 0
     assert handed == [token_environment()]
     assert handed[0] is not None

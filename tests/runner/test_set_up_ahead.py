@@ -14,47 +14,24 @@ from typing import Any
 import anyio
 import pytest
 
+from tests.runner.one_case import one_case_lane, write_thanks_cases
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness import grading, pipeline
 from threadcase.harness.conversation import Budgets
 from threadcase.harness.errors import InstanceError
 from threadcase.harness.instance import InstanceClient
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.loader import LoadedCase, load_suite
+from threadcase.harness.loader import LoadedCase
 from threadcase.harness.models import ModelSettings
-from threadcase.harness.pipeline import LaneResources, PipelineConfig, WorkItem, run_case
+from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 from threadcase.harness.runner import RunSettings, run_suite
 from threadcase.harness.verdicts import CaseResult
 
 LATENCY_MS = 80
 
 
-def _write_cases(directory: Path, count: int, turns: int = 2) -> None:
-    directory.mkdir()
-    for index in range(count):
-        body = {
-            "complexity": "simple",
-            "tags": ["thanks"],
-            "conversation": [{"role": "user", "text": "Thanks!"} for _ in range(turns)],
-            "messageBudget": turns,
-            "checks": {"mustContain": ["You're welcome"]},
-        }
-        (directory / f"thanks-{index}.json").write_text(json.dumps(body), encoding="utf-8")
-
-
 def _at(stamp: str) -> float:
     return datetime.fromisoformat(stamp).timestamp()
-
-
-async def _one_case_lane(
-    tmp_path: Path, url: str, client: InstanceClient, **pool_options: Any
-) -> tuple[LoadedCase, Lane, LanePool]:
-    _write_cases(tmp_path / "suite", 1, turns=1)
-    (loaded,) = load_suite([tmp_path / "suite"])
-    project = await client.personal_project()
-    lane = Lane(url, cap=1)
-    lane.state["resources"] = LaneResources(clients=[client], project_id=project.id)
-    return loaded, lane, LanePool([lane], concurrency=1, **pool_options)
 
 
 async def _run_behind_a_busy_slot(
@@ -89,7 +66,7 @@ def _deadline_config(seconds: float) -> PipelineConfig:
 
 @pytest.mark.anyio
 async def test_concurrency_bounds_conversations_while_the_next_cases_set_up_ahead(tmp_path: Path) -> None:
-    _write_cases(tmp_path / "suite", 6)
+    write_thanks_cases(tmp_path / "suite", 6)
     summary = await run_suite(
         RunSettings(
             suite=tmp_path / "suite",
@@ -131,7 +108,7 @@ async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_d
         demo_server(demo) as url,
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
-        loaded, lane, pool = await _one_case_lane(tmp_path, url, client)
+        loaded, lane, pool = await one_case_lane(tmp_path, url, client)
         created: list[str] = []
         create_thread = client.create_thread
 
@@ -164,7 +141,7 @@ async def test_ctrl_c_while_a_finished_case_waits_to_clean_up_still_cleans_up(
         demo_server(demo) as url,
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
-        loaded, lane, pool = await _one_case_lane(tmp_path, url, client, housekeeping=1, patience=5.0)
+        loaded, lane, pool = await one_case_lane(tmp_path, url, client, housekeeping=1, patience=5.0)
         config = PipelineConfig(run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets())
         graded, gate_taken = anyio.Event(), anyio.Event()
         grade_case = grading.grade_case
@@ -219,7 +196,7 @@ async def test_a_deadline_that_fires_as_set_up_ends_is_reported_even_when_the_ca
         demo_server(demo) as url,
         InstanceClient(url, email=demo.email, password=demo.password.get_secret_value()) as client,
     ):
-        loaded, lane, pool = await _one_case_lane(tmp_path, url, client)
+        loaded, lane, pool = await one_case_lane(tmp_path, url, client)
         result = await _run_behind_a_busy_slot(loaded, lane, pool, _deadline_config(0.5), 1.0)
     assert result.error is not None
     assert result.error.type == "CaseTimeout"

@@ -26,17 +26,17 @@ SLACK_CASE = {"credentials": [{"type": "slackApi"}]}
 
 
 def test_token_environment_keeps_only_the_templates_variables() -> None:
-    source = {TOKEN: "xoxb-1", "EVAL_NOTION_API_KEY": "", "PATH": "/bin", "EVAL_UNKNOWN": "x"}
-    assert token_environment(source) == {TOKEN: "xoxb-1", "EVAL_NOTION_API_KEY": ""}
+    source = {TOKEN: "token-1", "EVAL_NOTION_API_KEY": "", "PATH": "/bin", "EVAL_UNKNOWN": "x"}
+    assert token_environment(source) == {TOKEN: "token-1", "EVAL_NOTION_API_KEY": ""}
 
 
 @pytest.mark.anyio
 async def test_a_case_seeder_uses_the_runs_tokens_not_the_environment_of_the_moment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(TOKEN, "xoxb-set-after-the-run-started")
+    monkeypatch.setenv(TOKEN, "token-set-after-the-run-started")
     config = PipelineConfig(
-        run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), environ={TOKEN: "xoxb-run-start"}
+        run_id=uuid.uuid4().hex[:12], models=ModelSettings(), budgets=Budgets(), environ={TOKEN: "token-at-run-start"}
     )
     sent: list[dict[str, object]] = []
     demo = DemoSettings()
@@ -54,14 +54,14 @@ async def test_a_case_seeder_uses_the_runs_tokens_not_the_environment_of_the_mom
         loaded, lane, pool = await one_case_lane(tmp_path, url, client, case_fields=SLACK_CASE)
         result = await run_case(WorkItem(loaded, 0), lane, config, pool)
     assert result.error is None
-    assert sent == [{"accessToken": "xoxb-run-start"}]
+    assert sent == [{"accessToken": "token-at-run-start"}]
 
 
 @pytest.mark.anyio
 async def test_run_suite_reads_the_tokens_from_the_process_environment_at_its_start(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(TOKEN, "xoxb-from-the-environment")
+    monkeypatch.setenv(TOKEN, "token-from-the-environment")
     handed: list[Mapping[str, str] | None] = []
 
     def seeder(client: InstanceClient, *, environ: Mapping[str, str] | None = None) -> CredentialSeeder:
@@ -74,4 +74,4 @@ async def test_run_suite_reads_the_tokens_from_the_process_environment_at_its_st
     assert summary.exit_code == 0
     assert handed == [token_environment()]
     assert handed[0] is not None
-    assert handed[0][TOKEN] == "xoxb-from-the-environment"
+    assert handed[0][TOKEN] == "token-from-the-environment"

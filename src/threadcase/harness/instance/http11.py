@@ -172,10 +172,9 @@ class _Connection:
                 try:
                     sent = self.sock.send(view)
                 except BlockingIOError:
-                    if deadline is None and seconds is not None:
-                        deadline = anyio.current_time() + seconds
-                    with anyio.fail_at(deadline if deadline is not None else math.inf):
-                        await anyio.wait_writable(self.sock)
+                    if deadline is None:
+                        deadline = math.inf if seconds is None else anyio.current_time() + seconds
+                    await _writable_by(self.sock, deadline)
                     continue
                 view = view[sent:]
         except TimeoutError as exc:
@@ -661,6 +660,7 @@ async def _connect(sock: socket.socket, address: Any, deadline: float) -> None:
 
 
 async def _writable_by(sock: socket.socket, deadline: float) -> None:
+    """Wait until ``sock`` can be written to; TimeoutError at ``deadline`` (anyio time)."""
     with anyio.CancelScope(deadline=deadline) as scope:
         await anyio.wait_writable(sock)
     if scope.cancelled_caught:

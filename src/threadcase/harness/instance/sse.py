@@ -347,10 +347,10 @@ class EventSubscription:
             bound = 3 * (t.connect + t.stream_read) + 2 * self._reconnect_wait(2)
             with anyio.move_on_after(bound):
                 await self._connected.wait()
+            if not self._connected.is_set():
+                raise InstanceError(f"event stream did not connect within {bound:.0f} s", method="GET", path=self.path)
         if self._connect_error is not None:
             raise self._connect_error
-        if not self._connected.is_set():
-            raise InstanceError(f"event stream did not connect within {bound:.0f} s", method="GET", path=self.path)
 
     async def _connect_in_background(self) -> None:
         try:

@@ -16,30 +16,19 @@ behaviour against both):
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pydantic_core import PydanticSerializationError, to_json
-
-from threadcase.demo_instance.storage import GLOBAL_KINDS, SCOPED_KINDS, Doc, Store, _loads
+from threadcase.demo_instance.storage import GLOBAL_KINDS, SCOPED_KINDS, Doc, Store, _encode, _loads
 
 __all__ = ["MemoryStore"]
 
 Key = str | tuple[str | None, str]
 Encoded = bytes | str
 Keys = list[Key]  # spelled out here: inside the class, ``list`` is the store's method
-
-
-def _encode(doc: Doc) -> Encoded:
-    """As the SQLite store's encoder, without turning the bytes into text (``from_json`` reads bytes)."""
-    try:
-        return to_json(doc, inf_nan_mode="constants")
-    except PydanticSerializationError:
-        return json.dumps(doc)
 
 
 class _Row:

@@ -55,17 +55,24 @@ SCOPED_KINDS = ("messages", "events", "steps", "observations", "table_rows")
 Doc = dict[str, Any]
 
 
-def _dumps(doc: Doc) -> str:
-    """A document as stored: JSON text (pydantic-core's encoder: ~4x cheaper than ``json.dumps`` per doc).
+def _encode(doc: Doc) -> bytes | str:
+    """A document as stored: its JSON (pydantic-core's encoder: ~4x cheaper than ``json.dumps`` per doc),
+    UTF-8 bytes, or text where ``json`` had to write it.
 
     NaN and infinities are kept as ``json`` writes them (``NaN``, ``Infinity``); a string the UTF-8
     encoder refuses (a lone surrogate from an escaped client value) falls back to ``json.dumps``, which
     escapes it. Either way :func:`_loads` reads back the document that was written.
     """
     try:
-        return to_json(doc, inf_nan_mode="constants").decode()
+        return to_json(doc, inf_nan_mode="constants")
     except PydanticSerializationError:
         return json.dumps(doc)
+
+
+def _dumps(doc: Doc) -> str:
+    """:func:`_encode` as text, for a SQLite ``TEXT`` column."""
+    data = _encode(doc)
+    return data.decode() if isinstance(data, bytes) else data
 
 
 def _loads(text: str | bytes) -> Doc:

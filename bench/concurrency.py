@@ -38,13 +38,15 @@ import json
 import math
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -76,13 +78,19 @@ def write_cases(directory: Path, cases: int, turns: int) -> None:
         (directory / f"bench-{index:04d}.json").write_text(json.dumps(body), encoding="utf-8")
 
 
-def _process_cpu(pid: int) -> float:
-    """CPU seconds (user + system) a process used so far; 0 where /proc is missing."""
+def process_times(pid: int) -> tuple[float, float]:
+    """CPU seconds (user, system) a process used so far; zeros where /proc is missing."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return 0.0, 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user + system) a process used so far; 0 where /proc is missing."""
+    return sum(process_times(pid))
 
 
 def _machine_busy() -> float:
@@ -96,21 +104,32 @@ def _machine_busy() -> float:
 
 
 @contextmanager
-def demo_process(latency_ms: int) -> Iterator[tuple[str, int]]:
-    """``threadcase demo serve`` in its own process (its own core and GIL, as a real instance would be)."""
-    command = [str(Path(sys.executable).parent / "threadcase"), "demo", "serve", "--port", "0"]
-    command += ["--latency-ms", str(latency_ms)]
+def demo_process(
+    latency_ms: int, *, wrapper: Sequence[str] = (), python_args: Sequence[str] = ()
+) -> Iterator[tuple[str, int]]:
+    """``threadcase demo serve`` in its own process (its own core and GIL, as a real instance would be);
+    yields (url, pid). ``wrapper`` runs it under another program (valgrind), ``python_args`` go to the
+    interpreter (``-m cProfile -o FILE``)."""
+    command = [*wrapper, sys.executable, *python_args, str(Path(sys.executable).parent / "threadcase")]
+    command += ["demo", "serve", "--port", "0", "--latency-ms", str(latency_ms)]
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # The server's later output (valgrind's, a traceback) must not fill the pipe and block it.
+    drain = threading.Thread(target=lambda: proc.stdout and proc.stdout.read(), daemon=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
+        while line.startswith("=="):  # valgrind's banner
+            line = proc.stdout.readline()
         match = re.search(r"http://[\d.]+:\d+", line)
         if match is None:
             raise RuntimeError(f"demo instance did not start: {line!r}")
+        drain.start()
         yield match.group(0), proc.pid
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        # SIGINT, not SIGTERM: uvicorn re-raises the signal after its shutdown, and only an interrupt comes
+        # back as an exception the CLI catches, so the process exits normally (and cProfile writes its file).
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
 
 
 PROBE_THREADS = 5

@@ -24,11 +24,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import signal
 import subprocess
-import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,7 +33,8 @@ from pathlib import Path
 
 import anyio
 
-from bench.concurrency import TURN_TEXTS, generated_run
+from bench.concurrency import TURN_TEXTS, generated_run, process_times
+from bench.concurrency import demo_process as serve_demo
 from threadcase import wire
 from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
@@ -58,43 +56,17 @@ def _instructions(path: str) -> int:
     raise RuntimeError(f"no totals in {path}")
 
 
-def _process_cpu(pid: int) -> tuple[float, float]:
-    """CPU seconds (user, system) a process used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    tick = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / tick, int(fields[12]) / tick
-
-
 @contextmanager
 def demo_process(profile: Path | None, latency_ms: int) -> Iterator[tuple[str, int]]:
-    """The demo server in its own process, optionally under cProfile; yields (url, pid)."""
-    command = []
-    if CALLGRIND:
-        # Instrumented only between callgrind_control -i on/off (start-up runs at valgrind's fast speed).
-        command += ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={CALLGRIND}"]
-    command += [sys.executable]
-    if profile is not None:
-        command += ["-m", "cProfile", "-o", str(profile)]
-    command += [str(Path(sys.executable).parent / "threadcase"), "demo", "serve", "--port", "0"]
-    command += ["--latency-ms", str(latency_ms)]
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    # The server's later output (valgrind's, a traceback) must not fill the pipe and block it.
-    drain = threading.Thread(target=lambda: proc.stdout and proc.stdout.read(), daemon=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        while line.startswith("=="):  # valgrind's banner
-            line = proc.stdout.readline()
-        match = re.search(r"http://[\d.]+:\d+", line)
-        if match is None:
-            raise RuntimeError(f"demo instance did not start: {line!r}")
-        drain.start()
-        yield match.group(0), proc.pid
-    finally:
-        # SIGINT, not SIGTERM: uvicorn re-raises the signal after its shutdown, and only an interrupt comes
-        # back as an exception the CLI catches, so the process exits normally (and cProfile writes its file).
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=60)
+    """The demo server in its own process, optionally under callgrind or cProfile; yields (url, pid)."""
+    # Instrumented only between callgrind_control -i on/off (start-up runs at valgrind's fast speed).
+    wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no", f"--callgrind-out-file={CALLGRIND}"]
+    with serve_demo(
+        latency_ms,
+        wrapper=wrapper if CALLGRIND else (),
+        python_args=["-m", "cProfile", "-o", str(profile)] if profile is not None else (),
+    ) as served:
+        yield served
 
 
 async def _one_case(client: InstanceClient, project_id: str, turns: int) -> None:
@@ -168,9 +140,9 @@ async def measure(
             await anyio.sleep(1)  # py-spy attaching
         if CALLGRIND:
             _callgrind(pid, "-i", "on")
-        user, system = _process_cpu(pid)
+        user, system = process_times(pid)
         await drive(url, cases, turns, concurrency)
-        user_after, system_after = _process_cpu(pid)
+        user_after, system_after = process_times(pid)
         if CALLGRIND:
             _callgrind(pid, "-d")
             _callgrind(pid, "-i", "off")

@@ -26,7 +26,9 @@ meanwhile (the cores are shared).
 
 The run is CPU-bound on a 2-core machine, so the ratio moves with the speed of the cores it got:
 ``core_speed_ms=`` is how long a fixed pure-Python loop takes on this machine (best of three, before
-the run), a yardstick to compare figures measured on different machines or days.
+the run), a yardstick to compare figures measured on different machines. It does not see a shared
+machine slowing down for a spell (it stayed at 54–60 while the same code took 3.5–5.7 ms of harness CPU
+per case): ``cpu_per_case_ms=`` shows which spell a run had.
 
 Run: ``python -m bench.concurrency [--cases 200] [--turns 4] [--latency-ms 100] [--concurrency 50]``.
 """

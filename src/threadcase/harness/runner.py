@@ -414,9 +414,9 @@ async def run_suite(
 
     Raises ``UsageError`` (bad suite, flag or case file: exit 2) before any case runs (the suite loads
     while the instances start, and its problems win over theirs), and ``InstanceError`` when no lane
-    is reachable (exit 3). Everything that fails inside a case is a
-    recorded result. ``on_start`` gets the planned number of case-iterations once the suite is loaded;
-    ``on_result`` each result as it is journaled.
+    is reachable (exit 3). Everything that fails inside a case is a recorded result. ``on_start`` gets
+    the planned number of case-iterations once the suite is loaded; ``on_result`` each result as it is
+    journaled.
     """
     from threadcase.credentials.seeder import token_environment
     from threadcase.harness.conversation import Budgets

@@ -58,8 +58,8 @@ from pydantic import SecretStr
 from threadcase import wire
 from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
-from threadcase.harness.instance import InstanceClient
 from threadcase.harness.runner import RunSettings, prepare_process, run_suite
+from threadcase.instance import InstanceClient
 
 # One agent step per turn: an acknowledgement the demo agent answers with one sentence and no tool
 # call or widget, so each turn costs exactly one latency L on the server and the bound is exact.

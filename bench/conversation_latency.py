@@ -22,15 +22,16 @@ from typing import Any
 
 import anyio
 
-from threadcase._util.serve import serving
+from threadcase import records
+from threadcase.case import schema
 from threadcase.credentials.seeder import CredentialSeeder
 from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.agent.protocol import AgentContext, TurnInput
 from threadcase.demo_instance.events import EventLog
-from threadcase.harness import schema, transcript
+from threadcase.demo_instance.serve import serving
 from threadcase.harness.conversation import Budgets, converse
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.models import ModelSettings
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
 
 turn_ends: list[float] = []
 requests: list[tuple[float, str]] = []
@@ -96,7 +97,7 @@ async def main(turns: int) -> None:
         project = await client.personal_project()
         thread_id = str(uuid.uuid4())
         await client.create_thread(thread_id, project.id)
-        record = transcript.RunRecord(case_slug="bench", thread_id=thread_id, mode=case.mode)
+        record = records.RunRecord(case_slug="bench", thread_id=thread_id, mode=case.mode)
         started = time.perf_counter()
         await converse(
             case,

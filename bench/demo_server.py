@@ -38,7 +38,7 @@ from bench.concurrency import demo_process as serve_demo
 from threadcase import wire
 from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
-from threadcase.harness.instance import InstanceClient
+from threadcase.instance import InstanceClient
 
 CALLGRIND = os.environ.get("DEMO_BENCH_CALLGRIND")
 """Set to a file name: the server runs under callgrind, and the workload's instruction count is printed."""

@@ -15,11 +15,11 @@ import time
 
 import anyio
 
-from threadcase.harness import schema
-from threadcase.harness.grading import grade_case
-from threadcase.harness.grading.judge import build_judge_messages, expectations_of
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.transcript import Artifacts, RunRecord, ToolCallRecord, Turn, WidgetRecord
+from threadcase.case import schema
+from threadcase.grading import grade_case
+from threadcase.grading.judge import build_judge_messages, expectations_of
+from threadcase.models import ModelSettings
+from threadcase.records import Artifacts, RunRecord, ToolCallRecord, Turn, WidgetRecord
 from threadcase.wire import TokenUsage, Workflow, WorkflowNode
 
 

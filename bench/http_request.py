@@ -24,7 +24,7 @@ import httpx
 from bench.concurrency import demo_process
 from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
-from threadcase.harness.instance.http11 import HTTP11Transport
+from threadcase.instance.http11 import HTTP11Transport
 
 TIMEOUT = httpx.Timeout(30.0).as_dict()
 LIMITS = httpx.Limits(max_connections=256, max_keepalive_connections=64)

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from threadcase.case.loader import load_suite
 from threadcase.credentials import SUPPORTED_CREDENTIAL_TYPES
-from threadcase.harness.loader import load_suite
 
 _SERVICES = ["Slack", "Gmail", "Notion", "GitHub", "Google Sheets", "Teams", "a webhook", "a data table"]
 _TRIGGERS = ["manual", "webhook", "schedule", "form"]

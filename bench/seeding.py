@@ -20,8 +20,8 @@ import anyio
 from tests.instance.demo import serve_demo
 from tests.seeds.test_inline_restore import _seed
 
+from threadcase.case.schema import CredentialDecl
 from threadcase.credentials import CredentialSeeder
-from threadcase.harness.schema import CredentialDecl
 from threadcase.seeds import cleanup_created, restore_inline_seed, take_snapshot
 
 DECLARED = [

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.fakes.openai_server import FakeOpenAI
-from threadcase._util.serve import serve_in_thread
+from threadcase.demo_instance.serve import serve_in_thread
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from threadcase.harness.cli import main
+from threadcase.cli import main
 
 FIXTURES = Path(__file__).parent / "cases"
 
@@ -187,7 +187,7 @@ def test_an_unexpected_error_is_one_internal_error_line_with_exit_3(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Regression: any exception outside the error tree escaped ``main()`` as a traceback."""
-    import threadcase.harness.cli.cases as cases_cli
+    import threadcase.cli.cases as cases_cli
 
     def broken(paths: Any) -> Any:
         raise KeyError("boom\nsecond line")

@@ -10,9 +10,8 @@ from typing import Any
 import pytest
 
 from tests.loop_turns import loop_turns
-from threadcase.harness import loader
-from threadcase.harness.errors import CaseSchemaError
-from threadcase.harness.loader import (
+from threadcase.case import loader
+from threadcase.case.loader import (
     DEFAULT_SUITE,
     LoadedCase,
     default_suite_path,
@@ -22,6 +21,7 @@ from threadcase.harness.loader import (
     parse_case,
     select_cases,
 )
+from threadcase.errors import CaseSchemaError
 
 FIXTURES = Path(__file__).parent / "cases"
 EXAMPLES = Path(__file__).parent.parent / "cases" / "examples"
@@ -217,7 +217,7 @@ def test_the_default_suite_and_calibration_set_are_found_outside_the_repository(
 ) -> None:
     """Regression: run/validate with no arguments outside the repository looked for ``cases/golden``
     in the working directory only, and the wheel shipped neither it nor the calibration set."""
-    import threadcase.harness.loader as loader
+    import threadcase.case.loader as loader
 
     repo_cases = Path(__file__).parent.parent / "cases"
     monkeypatch.delenv("THREADCASE_SUITE", raising=False)

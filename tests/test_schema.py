@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from threadcase.case.loader import parse_case
+from threadcase.case.schema import FORBIDDEN_KEYS, Case
 from threadcase.credentials import SUPPORTED_CREDENTIAL_TYPES
-from threadcase.harness.errors import CaseSchemaError
-from threadcase.harness.loader import parse_case
-from threadcase.harness.schema import FORBIDDEN_KEYS, Case
+from threadcase.errors import CaseSchemaError
 
 
 def base(**overrides: Any) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.test_schema import problems
-from threadcase.harness.loader import parse_case
+from threadcase.case.loader import parse_case
 
 
 def seeded(checks: dict[str, Any], *, agents: bool = True) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from tests.test_schema import base, ok, problems
-from threadcase.harness._case_rules import GATED_DATASETS
-from threadcase.harness.errors import CaseSchemaError
-from threadcase.harness.loader import parse_case
-from threadcase.user_proxy.director import Script
+from threadcase.case.loader import parse_case
+from threadcase.case.notes import Script
+from threadcase.case.schema import GATED_DATASETS
+from threadcase.errors import CaseSchemaError
 
 AUTO_NOTE = "choose automatic setup on the Slack credential card"
 

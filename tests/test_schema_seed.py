@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from tests.test_schema import assert_problem, ok, problems
-from threadcase.harness._case_rules import ENVELOPE_FORM, SHORTHAND_FORM
-from threadcase.harness.schema import Case, InlineSeed, ReplaySeed
+from threadcase.case.schema import Case, InlineSeed, ReplaySeed
+from threadcase.case.seed import ENVELOPE_FORM, SHORTHAND_FORM
 
 
 def case_with(seed: dict[str, Any], **overrides: Any) -> dict[str, Any]:

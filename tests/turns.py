@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from threadcase import wire
-from threadcase.harness.instance import InstanceClient
+from threadcase.instance import InstanceClient
 
 
 async def drive_turn(client: InstanceClient, thread_id: str, message: str) -> str:

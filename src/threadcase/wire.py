@@ -1,6 +1,6 @@
 """The wire shapes of n8n's Instance AI REST API, as threadcase speaks them.
 
-One module, shared by the harness's client (``harness.instance``) and the embedded demo instance
+One module, shared by the harness's client (``threadcase.instance``) and the embedded demo instance
 (``demo_instance``), so both sides of every request agree by construction; the shapes themselves
 follow n8n's public API (field names are camelCase because they *are* the wire). Responses are
 wrapped as ``{"data": ...}`` on the wire; these models describe what is inside ``data``.

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from threadcase import wire
+from threadcase import records, wire
+from threadcase.case import schema
 from threadcase.credentials.seeder import CredentialSeeder
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.demo_instance.agent.protocol import AgentContext, BuilderAgent, TurnInput
-from threadcase.harness import schema, transcript
 from threadcase.harness.conversation import Budgets, converse
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.models import ModelSettings
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
 from threadcase.seeds.inline import RestoredSeed, cleanup_created, restore_inline_seed, take_snapshot
 
 FAST = Budgets(turn_seconds=20, inactivity_seconds=10, settle_seconds=0.01, status_poll_seconds=0.02)
@@ -34,7 +34,7 @@ def make_case(conversation: Sequence[dict[str, Any] | str], **extra: Any) -> sch
 
 @dataclass
 class Outcome:
-    record: transcript.RunRecord
+    record: records.RunRecord
     messages: list[wire.ThreadMessage]
     """Every message the server stored for the thread (what the agent received)."""
     credentials: list[wire.CredentialSummary] = field(default_factory=list)
@@ -76,7 +76,7 @@ async def drive(
         seeder = CredentialSeeder(client, environ={})
         declared = [schema.CredentialDecl(type=t, name=n) for t, n in existing_credentials]
         await seeder.seed(thread_id, declared)
-        record = transcript.RunRecord(case_slug="t", thread_id=thread_id, mode=case.mode)
+        record = records.RunRecord(case_slug="t", thread_id=thread_id, mode=case.mode)
         restored: RestoredSeed | None = None
         try:
             if isinstance(case.seed, schema.InlineSeed):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from threadcase.harness.conversation_collect import built_ids, saved_workflows
-from threadcase.harness.transcript import ToolCallRecord, Turn
+from threadcase.records import ToolCallRecord, Turn
 
 
 def _call(name: str, result: dict[str, Any] | None = None, error: str | None = None, **args: Any) -> ToolCallRecord:

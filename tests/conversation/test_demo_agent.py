@@ -9,7 +9,7 @@ import pytest
 from tests.conversation.helpers import drive, make_case
 from threadcase import wire
 from threadcase.demo_instance import DemoSettings
-from threadcase.harness.instance import InstanceClient
+from threadcase.instance import InstanceClient
 
 pytestmark = pytest.mark.anyio
 

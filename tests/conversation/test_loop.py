@@ -11,9 +11,9 @@ import pytest
 
 from tests.conversation.helpers import FAST, asking_agent, drive, echo_agent, make_case, reasking_agent, stalling_agent
 from threadcase.demo_instance.agent.protocol import AgentContext, TurnInput
+from threadcase.errors import InstanceError
 from threadcase.harness.conversation import Budgets
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.instance import InstanceClient
+from threadcase.instance import InstanceClient
 
 pytestmark = pytest.mark.anyio
 

@@ -23,7 +23,7 @@ from tests.conversation.helpers import (
     make_case,
 )
 from tests.fakes.openai_server import FakeOpenAI
-from threadcase.harness.models import ModelSettings
+from threadcase.models import ModelSettings
 from threadcase.user_proxy.prompts import (
     SECTION_CONVERSATION,
     SECTION_EVENT,

@@ -16,7 +16,7 @@ import pytest
 from tests.conversation.helpers import drive, echo_agent, make_case
 from threadcase import wire
 from threadcase.demo_instance.events import EventLog
-from threadcase.harness.instance import InstanceClient
+from threadcase.instance import InstanceClient
 
 pytestmark = pytest.mark.anyio
 

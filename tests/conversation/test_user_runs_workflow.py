@@ -19,15 +19,15 @@ from pydantic import SecretStr
 
 from tests.conversation.helpers import FAST, drive, make_case
 from tests.fakes.openai_server import FakeOpenAI
+from threadcase import records
 from threadcase.credentials.seeder import CredentialSeeder
 from threadcase.demo_instance import DemoSettings
 from threadcase.demo_instance.agent.protocol import AgentContext, BuilderAgent, TurnInput
 from threadcase.demo_instance.storage import Store
-from threadcase.harness import transcript
 from threadcase.harness.conversation import Budgets, _Conversation
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.transcript import render_transcript
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
+from threadcase.render import render_transcript
 from threadcase.user_proxy import Script
 
 pytestmark = pytest.mark.anyio
@@ -184,7 +184,7 @@ async def test_scripted_run_note_without_allow_user_execution_runs_nothing() -> 
     assert out.user_texts[-1] == "It ran fine, thanks."
 
 
-async def _outcome(statuses: list[dict[str, Any]], budgets: Budgets) -> tuple[str, transcript.RunRecord, int]:
+async def _outcome(statuses: list[dict[str, Any]], budgets: Budgets) -> tuple[str, records.RunRecord, int]:
     """``_execution_outcome`` against an instance whose execution reads answer ``statuses`` in turn
     (a real n8n runs executions in the background, so the first reads may say ``running``)."""
     reads: list[int] = []
@@ -196,7 +196,7 @@ async def _outcome(statuses: list[dict[str, Any]], budgets: Budgets) -> tuple[st
         return httpx.Response(200, json={"data": {}})
 
     case = make_case(["Build a greeter", "thanks"], allowUserExecution=True)
-    record = transcript.RunRecord(case_slug="t", thread_id="t1", mode=case.mode)
+    record = records.RunRecord(case_slug="t", thread_id="t1", mode=case.mode)
     transport = httpx.MockTransport(handler)
     async with InstanceClient("http://instance.test", email="a@b.c", password="pw", transport=transport) as client:
         conversation = _Conversation(

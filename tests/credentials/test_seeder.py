@@ -11,11 +11,11 @@ import httpx
 import pytest
 
 from tests.instance.demo import Demo, demo, demo_client
+from threadcase.case.schema import CredentialDecl
 from threadcase.credentials import PLACEHOLDER_TOKEN, CredentialSeeder
 from threadcase.demo_instance import resources as demo_resources
-from threadcase.harness.errors import InstanceError, SeedingError
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.schema import CredentialDecl
+from threadcase.errors import InstanceError, SeedingError
+from threadcase.instance import InstanceClient
 
 __all__ = ["demo", "demo_client"]  # fixtures, imported for pytest
 

@@ -92,7 +92,7 @@ def _assert_answers_come_whole(url: str) -> None:
 def test_a_served_answer_arrives_whole_in_one_segment() -> None:
     """``threadcase demo serve`` answers a small JSON call with head and body in one send (uvicorn alone
     writes them apart, and a client on another core wakes up twice)."""
-    command = [sys.executable, "-c", "from threadcase.harness.cli import main; main()", "demo", "serve", "--port", "0"]
+    command = [sys.executable, "-c", "from threadcase.cli import main; main()", "demo", "serve", "--port", "0"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert process.stdout is not None

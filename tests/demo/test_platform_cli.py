@@ -12,12 +12,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from threadcase.harness.cli import main
+from threadcase.cli import main
 
 
 def test_serve_prints_url_and_login_and_stops_on_ctrl_c() -> None:
     env = {**os.environ, "THREADCASE_DEMO_PASSWORD": "not-the-default"}
-    command = [sys.executable, "-c", "from threadcase.harness.cli import main; main()", "demo", "serve", "--port", "0"]
+    command = [sys.executable, "-c", "from threadcase.cli import main; main()", "demo", "serve", "--port", "0"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:
         assert process.stdout is not None

@@ -444,8 +444,8 @@ async def test_a_database_file_survives_a_restart(agent: ScriptedAgent, tmp_path
 
 
 def test_the_temporary_database_lives_in_memory_and_leaves_nothing_on_disk(agent: ScriptedAgent) -> None:
-    from threadcase._util.serve import serve_in_thread
     from threadcase.demo_instance.app import create_app, platform_of
+    from threadcase.demo_instance.serve import serve_in_thread
     from threadcase.demo_instance.settings import DemoSettings
 
     temp = Path(tempfile.gettempdir())

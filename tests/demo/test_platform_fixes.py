@@ -9,8 +9,8 @@ import httpx
 import pytest
 
 from tests.demo.conftest import ScriptedAgent, chat, data, events, finished, new_thread, server, session, settings
-from threadcase._util.serve import serving
 from threadcase.demo_instance.app import create_app, platform_of
+from threadcase.demo_instance.serve import serving
 
 pytestmark = pytest.mark.anyio
 

@@ -15,11 +15,11 @@ from pydantic import BaseModel
 from starlette.responses import PlainTextResponse, Response
 
 from tests.demo.conftest import MEMBER, MEMBER_PASSWORD, ScriptedAgent, events, finished, session, settings
-from threadcase._util.serve import serving
 from threadcase.demo_instance.apierror import ApiError
 from threadcase.demo_instance.app import create_app
 from threadcase.demo_instance.hotpath import DemoApp, HotRoutes
 from threadcase.demo_instance.platform import _auth_token, parse_body
+from threadcase.demo_instance.serve import serving
 from threadcase.wire import ChatRequest, CreateThreadRequest, ThreadCredentialAllowlistRequest
 
 pytestmark = pytest.mark.anyio

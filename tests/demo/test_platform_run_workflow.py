@@ -20,8 +20,8 @@ from tests.demo.conftest import (
     session,
     settings,
 )
-from threadcase._util.serve import serving
 from threadcase.demo_instance.app import create_app
+from threadcase.demo_instance.serve import serving
 
 pytestmark = pytest.mark.anyio
 

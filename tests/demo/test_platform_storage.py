@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tests.demo.conftest import ScriptedAgent, events, finished, session, settings
-from threadcase._util.serve import serving
 from threadcase.demo_instance.app import create_app
 from threadcase.demo_instance.memstore import MemoryStore
+from threadcase.demo_instance.serve import serving
 from threadcase.demo_instance.storage import SqliteStore, Store
 
 AWKWARD: dict[str, Any] = {

@@ -26,13 +26,13 @@ from pydantic import SecretStr
 
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.turns import drive_turn
-from threadcase._util.serve import serve_in_thread
+from threadcase.case.schema import ReplaySeed
 from threadcase.demo_instance import DemoSettings, create_app
+from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
 from threadcase.demo_instance.traces import TraceShipper
-from threadcase.harness.errors import ConfigError
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.schema import ReplaySeed
+from threadcase.errors import ConfigError
+from threadcase.instance import InstanceClient
 from threadcase.seeds.replay import load_replay
 
 KEY = "lsv2-test-key"
@@ -259,7 +259,7 @@ def test_serve_with_a_trace_endpoint_prints_the_url_never_the_key() -> None:
     secret = "lsv2-cli-secret-77"
     endpoint = _closed_port_url()
     env = {**os.environ, "THREADCASE_DEMO_TRACE_API_KEY": secret}
-    command = [sys.executable, "-c", "from threadcase.harness.cli import main; main()", "demo", "serve"]
+    command = [sys.executable, "-c", "from threadcase.cli import main; main()", "demo", "serve"]
     command += ["--port", "0", "--trace-endpoint", endpoint]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     try:

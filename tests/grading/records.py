@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from threadcase.harness import schema
-from threadcase.harness.transcript import (
+from threadcase.case import schema
+from threadcase.records import (
     Artifacts,
     RunRecord,
     SeedOutcome,

@@ -7,10 +7,10 @@ import copy
 from typing import Any
 
 from tests.grading.records import case
-from threadcase.harness import schema
-from threadcase.harness.grading.checks import run_checks
-from threadcase.harness.transcript import AgentArtifact, Artifacts, RunRecord, SeedOutcome, ToolCallRecord, Turn
-from threadcase.harness.verdicts import UnitVerdict
+from threadcase.case import schema
+from threadcase.grading.checks import run_checks
+from threadcase.records import AgentArtifact, Artifacts, RunRecord, SeedOutcome, ToolCallRecord, Turn
+from threadcase.verdicts import UnitVerdict
 
 SEED_ID = "agent-ops-helper-01"
 RUN_ID = "run-agent-7f3a"

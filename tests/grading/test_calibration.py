@@ -10,16 +10,16 @@ from click.testing import CliRunner
 from pydantic import SecretStr
 
 from tests.fakes.openai_server import FakeOpenAI
-from threadcase.harness.cli import cli
-from threadcase.harness.errors import ConfigError
-from threadcase.harness.grading.calibration import (
+from threadcase.cli import cli
+from threadcase.errors import ConfigError
+from threadcase.grading.calibration import (
     DEFAULT_SET,
     calibrate,
     calibrate_file,
     cohen_kappa,
     load_calibration_set,
 )
-from threadcase.harness.models import ModelSettings
+from threadcase.models import ModelSettings
 
 REPO = Path(__file__).resolve().parents[2]
 

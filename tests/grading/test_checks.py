@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from tests.grading.records import case, clean_record, questions_widget, with_turns
-from threadcase.harness import schema
-from threadcase.harness.grading.checks import evaluate_rule, run_checks
-from threadcase.harness.transcript import Artifacts, RunRecord, ToolCallRecord, Turn
-from threadcase.harness.verdicts import UnitVerdict
+from threadcase.case import schema
+from threadcase.grading.checks import evaluate_rule, run_checks
+from threadcase.records import Artifacts, RunRecord, ToolCallRecord, Turn
+from threadcase.verdicts import UnitVerdict
 from threadcase.wire import Workflow, WorkflowNode
 
 

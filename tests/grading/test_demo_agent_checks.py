@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from tests.conversation.helpers import drive
+from threadcase.case.loader import load_case_file
 from threadcase.demo_instance import DemoSettings
 from threadcase.demo_instance.agent.protocol import AgentContext, TurnInput
-from threadcase.harness.grading import grade_case
-from threadcase.harness.loader import load_case_file
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.verdicts import UnitVerdict
+from threadcase.grading import grade_case
+from threadcase.models import ModelSettings
+from threadcase.verdicts import UnitVerdict
 
 pytestmark = pytest.mark.anyio
 

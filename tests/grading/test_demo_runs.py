@@ -29,9 +29,9 @@ import pytest
 
 from tests.conversation.helpers import drive, make_case
 from threadcase.demo_instance import DemoSettings
-from threadcase.harness.grading import Grading, grade_case
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.verdicts import UnitVerdict
+from threadcase.grading import Grading, grade_case
+from threadcase.models import ModelSettings
+from threadcase.verdicts import UnitVerdict
 
 pytestmark = pytest.mark.anyio
 

@@ -12,14 +12,14 @@ from pydantic import SecretStr
 
 from tests.conversation.helpers import FAST, make_case
 from tests.fakes.openai_server import FakeOpenAI
+from threadcase import records
 from threadcase.credentials.seeder import CredentialSeeder
 from threadcase.demo_instance import DemoSettings, demo_server
-from threadcase.harness import transcript
+from threadcase.grading import grade_case
+from threadcase.grading.execution import prepare_scenario_tables
 from threadcase.harness.conversation import converse
-from threadcase.harness.grading import grade_case
-from threadcase.harness.grading.execution import prepare_scenario_tables
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.models import ModelSettings
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
 
 pytestmark = pytest.mark.anyio
 
@@ -73,7 +73,7 @@ async def test_scenarios_run_on_the_demo_instance(fake_openai: tuple[FakeOpenAI,
         await seeder.seed(thread_id, case.credentials)
         created = await prepare_scenario_tables(client, case, thread_id=thread_id)
         assert len(created) == 1  # two scenarios, one shared table
-        record = transcript.RunRecord(case_slug="scenarios", thread_id=thread_id, mode=case.mode)
+        record = records.RunRecord(case_slug="scenarios", thread_id=thread_id, mode=case.mode)
         await converse(
             case,
             client=client,

@@ -11,11 +11,11 @@ from pydantic import SecretStr
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.grading.records import SLACK_WORKFLOW, case, clean_record
-from threadcase.harness import schema
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.grading.execution import pick_workflow, run_scenarios, scenario_groups
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.transcript import Artifacts, RunRecord
+from threadcase.case import schema
+from threadcase.errors import InstanceError
+from threadcase.grading.execution import pick_workflow, run_scenarios, scenario_groups
+from threadcase.models import ModelSettings
+from threadcase.records import Artifacts, RunRecord
 from threadcase.wire import (
     ExecuteWithMockRequest,
     ExecutionResult,

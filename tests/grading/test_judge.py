@@ -8,11 +8,11 @@ from pydantic import SecretStr
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.grading.records import case, clean_record, compacted_memory
-from threadcase.harness.grading import CalibrationResult, grade_case
-from threadcase.harness.grading.judge import judge_expectations
-from threadcase.harness.grading.prompts import JUDGE_SYSTEM_PROMPT
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.verdicts import UnitVerdict
+from threadcase.grading import CalibrationResult, grade_case
+from threadcase.grading.judge import judge_expectations
+from threadcase.grading.prompts import JUDGE_SYSTEM_PROMPT
+from threadcase.models import ModelSettings
+from threadcase.verdicts import UnitVerdict
 
 TWO = case(
     processExpectations=["asks which channel before building"],

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from tests.grading.records import case, clean_record, compacted_memory, seeded_failed
-from threadcase.harness.conversation import BUILD_FAILED_TIMEOUT
-from threadcase.harness.premises import check_premises, void_units
-from threadcase.harness.transcript import PriorRunOutcome, SeedOutcome, Turn
-from threadcase.harness.verdicts import UnitVerdict
+from threadcase.grading.premises import check_premises, void_units
+from threadcase.records import BUILD_FAILED_TIMEOUT, PriorRunOutcome, SeedOutcome, Turn
+from threadcase.verdicts import UnitVerdict
 from threadcase.wire import ObservationCursor, ThreadMemory
 
 _SEED = {

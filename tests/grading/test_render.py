@@ -9,16 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.grading.records import clean_record, compacted_memory, questions_widget
-from threadcase.harness.transcript import (
-    RunRecord,
-    ToolCallRecord,
-    Turn,
-    WidgetRecord,
-    conversation_metrics,
-    render_memory_block,
-    render_token_block,
-    render_transcript,
-)
+from threadcase.records import RunRecord, ToolCallRecord, Turn, WidgetRecord
+from threadcase.render import conversation_metrics, render_memory_block, render_token_block, render_transcript
 from threadcase.wire import ObservationCursor, ThreadMemory
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -8,9 +8,9 @@ import pytest
 from tests.conversation.helpers import FAST, drive, make_case
 from tests.grading.records import case, clean_record
 from threadcase.demo_instance import DemoSettings
-from threadcase.harness.conversation import BUILD_FAILED_TIMEOUT
-from threadcase.harness.grading import grade_case
-from threadcase.harness.models import ModelSettings
+from threadcase.grading import grade_case
+from threadcase.models import ModelSettings
+from threadcase.records import BUILD_FAILED_TIMEOUT
 
 pytestmark = pytest.mark.anyio
 

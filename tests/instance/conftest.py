@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from tests.instance.fake_instance import PASSWORD, FakeInstance
-from threadcase._util.serve import serve_in_thread
-from threadcase.harness.instance import InstanceClient, RetryPolicy
+from threadcase.demo_instance.serve import serve_in_thread
+from threadcase.instance import InstanceClient, RetryPolicy
 
 
 @pytest.fixture

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from threadcase._util.serve import serve_in_thread
 from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.app import platform_of
+from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
-from threadcase.harness.instance import InstanceClient, RetryPolicy
+from threadcase.instance import InstanceClient, RetryPolicy
 
 FAST_RETRY = RetryPolicy(attempts=6, initial_wait=0.01, max_wait=0.05, jitter=0.01)
 

@@ -11,8 +11,8 @@ from tests.instance.demo import Demo, demo, demo_client, serve_demo
 from threadcase import wire
 from threadcase.demo_instance import DemoSettings
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.instance import EventSubscription, InstanceClient, open_lanes
+from threadcase.errors import InstanceError
+from threadcase.instance import EventSubscription, InstanceClient, open_lanes
 
 __all__ = ["demo", "demo_client"]  # fixtures, imported for pytest
 

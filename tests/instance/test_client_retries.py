@@ -12,9 +12,9 @@ import pytest
 
 from tests.instance.fake_instance import PASSWORD, FakeInstance
 from threadcase import wire
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.instance import CallKind, InstanceClient, RetryPolicy
-from threadcase.harness.instance.retry import RetryableStatus, should_retry
+from threadcase.errors import InstanceError
+from threadcase.instance import CallKind, InstanceClient, RetryPolicy
+from threadcase.instance.retry import RetryableStatus, should_retry
 
 pytestmark = pytest.mark.anyio
 
@@ -211,7 +211,7 @@ def test_parsed_urls_are_reused_per_path_and_the_cache_stays_bounded(monkeypatch
     assert again.url == first.url == "http://127.0.0.1:9/rest/instance-ai/chat/t1"
     with_query = client._request("GET", "/rest/workflows", None, {"skip": 250}, None, None)
     assert str(with_query.url) == "http://127.0.0.1:9/rest/workflows?skip=250"
-    monkeypatch.setattr("threadcase.harness.instance.client._URL_CACHE_SIZE", 3)
+    monkeypatch.setattr("threadcase.instance.client._URL_CACHE_SIZE", 3)
     for n in range(10):
         client._request("GET", f"/rest/instance-ai/threads/t{n}/status", None, None, None, None)
     assert len(client._urls) <= 3

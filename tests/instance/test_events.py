@@ -12,10 +12,10 @@ from tests.instance.fake_instance import FakeInstance
 from tests.loop_turns import loop_turns
 from threadcase import wire
 from threadcase.demo_instance import DemoSettings, demo_server
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.instance import EventSubscription, InstanceClient
-from threadcase.harness.instance.models import ClientTimeouts
-from threadcase.harness.instance.sse import LineSplitter, SSEParser, decode_event
+from threadcase.errors import InstanceError
+from threadcase.instance import EventSubscription, InstanceClient
+from threadcase.instance.models import ClientTimeouts
+from threadcase.instance.sse import LineSplitter, SSEParser, decode_event
 
 pytestmark = pytest.mark.anyio
 
@@ -203,7 +203,7 @@ async def test_waiting_for_a_background_stream_is_bounded(
     fake_instance: tuple[FakeInstance, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests.instance.fake_instance import PASSWORD
-    from threadcase.harness.instance.models import ClientTimeouts
+    from threadcase.instance.models import ClientTimeouts
 
     async def never_answers(self: InstanceClient, path: str, last_event_id: str | None) -> httpx.Response:
         await anyio.sleep_forever()

@@ -19,8 +19,8 @@ from anyio.abc import SocketStream
 
 from tests.instance.demo import Demo, demo
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.instance.http11 import HTTP11Transport, StreamingBody, _serialize
+from threadcase.instance import InstanceClient
+from threadcase.instance.http11 import HTTP11Transport, StreamingBody, _serialize
 
 pytestmark = pytest.mark.anyio
 
@@ -763,7 +763,7 @@ async def test_clients_share_one_tls_context(monkeypatch: pytest.MonkeyPatch) ->
 
     from httpx._transports import default as httpx_default
 
-    from threadcase.harness.instance import client as client_module
+    from threadcase.instance import client as client_module
 
     built: list[object] = []
     real = httpx.create_ssl_context

@@ -10,8 +10,8 @@ import httpx
 import pytest
 
 from tests.instance.demo import demo, demo_client
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.instance import InstanceClient, RetryPolicy
+from threadcase.errors import InstanceError
+from threadcase.instance import InstanceClient, RetryPolicy
 
 __all__ = ["demo", "demo_client"]  # fixtures, imported for pytest
 

@@ -29,14 +29,14 @@ from pydantic import SecretStr
 
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.turns import drive_turn
-from threadcase._util.serve import serve_in_thread
 from threadcase.demo_instance import DemoSettings, create_app
+from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.render import render_transcript
 from threadcase.harness.runner import RunSettings, run_suite
-from threadcase.harness.verdicts import CaseResult
+from threadcase.instance import InstanceClient
+from threadcase.render import render_transcript
 from threadcase.seeds.replay import export_replay
+from threadcase.verdicts import CaseResult
 
 KEY = "lsv2-test-key"
 ROW_SENTINEL = "row-value-alice@private.example"

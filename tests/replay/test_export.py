@@ -9,9 +9,9 @@ import pytest
 
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.replay.tracebuilder import TraceBuilder, workflow
-from threadcase.harness.cli import main
-from threadcase.harness.errors import ConfigError, ReplayError
-from threadcase.harness.schema import ReplaySeed
+from threadcase.case.schema import ReplaySeed
+from threadcase.cli import main
+from threadcase.errors import ConfigError, ReplayError
 from threadcase.seeds.replay import export_replay, load_replay, read_replay_file, replay_file_path
 
 KEY = "lsv2-test-key"

@@ -6,7 +6,7 @@ import pytest
 
 from tests.fakes.langsmith_server import FakeLangSmith
 from tests.replay.tracebuilder import TraceBuilder, workflow
-from threadcase.harness.errors import ConfigError, ReplayError
+from threadcase.errors import ConfigError, ReplayError
 from threadcase.seeds.replay_langsmith import fetch_thread_runs, resolve_tenant, tenant_key_variable, thread_filter
 
 KEY = "lsv2-test-key"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.replay.tracebuilder import TraceBuilder, workflow
-from threadcase.harness.errors import ReplayError
+from threadcase.errors import ReplayError
 from threadcase.seeds.replay_rebuild import TraceRun, rebuild_thread
 from threadcase.seeds.replay_redact import omit_rows, strip_credentials
 

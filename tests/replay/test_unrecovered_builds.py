@@ -14,17 +14,17 @@ import pytest
 from pydantic import SecretStr
 
 from tests.replay.tracebuilder import TraceBuilder, workflow
-from threadcase._util.serve import serving
+from threadcase.case.schema import ReplaySeed
 from threadcase.demo_instance import DemoSettings, create_app
+from threadcase.demo_instance.serve import serving
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
-from threadcase.harness.errors import ReplayError
-from threadcase.harness.instance import InstanceClient
+from threadcase.errors import ReplayError
 from threadcase.harness.runner import RunSettings, run_suite
-from threadcase.harness.schema import ReplaySeed
-from threadcase.harness.verdicts import CaseResult
+from threadcase.instance import InstanceClient
 from threadcase.seeds.inline import InstanceSnapshot
 from threadcase.seeds.replay import restore_replay_seed
 from threadcase.seeds.replay_rebuild import rebuild_thread
+from threadcase.verdicts import CaseResult
 
 SDK_CODE = "export default workflow('Digest').add(trigger(...))"
 

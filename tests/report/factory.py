@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from threadcase.harness.transcript import (
+from threadcase.records import (
     Artifacts,
     RunRecord,
     ToolCallRecord,
     Turn,
     WidgetRecord,
 )
-from threadcase.harness.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitStatus, UnitVerdict, case_status
+from threadcase.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitStatus, UnitVerdict, case_status
 from threadcase.wire import TokenUsage, Workflow, WorkflowNode
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -11,11 +11,11 @@ from pydantic import SecretStr
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.report.factory import result
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.report import build_summary, rebuild_reports
-from threadcase.harness.report.console import summary_lines
-from threadcase.harness.report.html import render_html
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.models import ModelSettings
+from threadcase.report import build_summary, rebuild_reports
+from threadcase.report.console import summary_lines
+from threadcase.report.html import render_html
 
 CASE = Path(__file__).resolve().parents[2] / "cases" / "golden" / "build-single-prompt-slack.json"
 

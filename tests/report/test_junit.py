@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import pytest
 
 from tests.report.factory import result
-from threadcase.harness.report.junit import render_junit
-from threadcase.harness.verdicts import CaseResult, ErrorInfo
+from threadcase.report.junit import render_junit
+from threadcase.verdicts import CaseResult, ErrorInfo
 
 WEIRD = "a&b <c> \"d\" 'e'\r\n\tf ]]> \x0b é — ✓"
 

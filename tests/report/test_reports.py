@@ -13,12 +13,12 @@ import pytest
 from rich.console import Console
 
 from tests.report.factory import result
-from threadcase.harness.errors import ConfigError
-from threadcase.harness.report import JournalWriter, build_summary, read_journal, rebuild_reports
-from threadcase.harness.report.console import ConsoleReporter, build_line, case_line, summary_lines
-from threadcase.harness.report.html import render_case_section, render_html
-from threadcase.harness.report.junit import render_junit
-from threadcase.harness.verdicts import CaseResult, ErrorInfo
+from threadcase.errors import ConfigError
+from threadcase.report import JournalWriter, build_summary, read_journal, rebuild_reports
+from threadcase.report.console import ConsoleReporter, build_line, case_line, summary_lines
+from threadcase.report.html import render_case_section, render_html
+from threadcase.report.junit import render_junit
+from threadcase.verdicts import CaseResult, ErrorInfo
 
 
 def _mixed() -> list[CaseResult]:

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from threadcase.harness.instance import InstanceClient
+from threadcase.case.loader import LoadedCase, load_suite
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.loader import LoadedCase, load_suite
 from threadcase.harness.pipeline import LaneResources
+from threadcase.instance import InstanceClient
 
 
 def write_thanks_cases(directory: Path, count: int, turns: int = 2, **fields: Any) -> Path:

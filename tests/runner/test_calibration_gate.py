@@ -9,9 +9,9 @@ import pytest
 from pydantic import SecretStr
 
 from tests.fakes.openai_server import FakeOpenAI
-from threadcase.harness.errors import ConfigError
-from threadcase.harness.models import ModelSettings
+from threadcase.errors import ConfigError
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.models import ModelSettings
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 CASE = GOLDEN / "build-single-prompt-slack.json"

@@ -12,10 +12,10 @@ import pytest
 from tests.runner.one_case import one_case_lane
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness.conversation import Budgets
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.models import ModelSettings
 from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
-from threadcase.harness.verdicts import CaseResult
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
+from threadcase.verdicts import CaseResult
 
 GAVE_UP = "cleanup: gave up after 0 s; leftovers possible"
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.runner.test_run_demo import GOLDEN, leftovers
+from threadcase.cli import main
+from threadcase.cli import run as run_cli
 from threadcase.demo_instance import DemoSettings, demo_server_sync
-from threadcase.harness.cli import main
-from threadcase.harness.cli import run as run_cli
-from threadcase.harness.report import read_journal
+from threadcase.report import read_journal
 
 THREADCASE = Path(sys.executable).parent / "threadcase"
 

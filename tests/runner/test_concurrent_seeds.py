@@ -11,8 +11,8 @@ from pydantic import SecretStr
 
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness import runner
-from threadcase.harness.models import ModelSettings
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.models import ModelSettings
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 

@@ -11,9 +11,9 @@ import pytest
 
 from tests.report.factory import result
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.report import JournalWriter, read_journal
 from threadcase.harness.runner import RunSettings, default_output_dir, execute
-from threadcase.harness.verdicts import CaseResult
+from threadcase.report import JournalWriter, read_journal
+from threadcase.verdicts import CaseResult
 
 
 @pytest.mark.anyio

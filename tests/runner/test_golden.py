@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.report import read_journal
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.models import ModelSettings
+from threadcase.report import read_journal
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 

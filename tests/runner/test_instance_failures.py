@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from threadcase.credentials.seeder import CredentialSeeder, SeededCredential
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.models import ModelSettings
+from threadcase.errors import InstanceError
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.models import ModelSettings
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 
@@ -85,7 +85,7 @@ async def test_a_listing_refused_while_opening_the_lane_is_a_plain_instance_erro
 ) -> None:
     """Regression: the lane's snapshot lists four things at once, and a refusal came out wrapped in an
     exception group, which the CLI reported as an internal error without the call and status."""
-    from threadcase.harness.instance import InstanceClient
+    from threadcase.instance import InstanceClient
 
     async def refused(self: InstanceClient) -> list[object]:
         raise InstanceError("instance refused the call", method="GET", path="/rest/workflows", status=500)

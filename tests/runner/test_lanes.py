@@ -10,7 +10,7 @@ from tests.report.factory import result
 from threadcase._util.fanout import fan_out
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.harness.runner import execute
-from threadcase.harness.verdicts import CaseResult
+from threadcase.verdicts import CaseResult
 
 
 @pytest.mark.anyio

@@ -12,12 +12,12 @@ import pytest
 from pydantic import SecretStr
 
 from threadcase.demo_instance import DemoSettings, demo_server
+from threadcase.errors import ConversationError
 from threadcase.harness import pipeline
-from threadcase.harness.errors import ConversationError
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.report import read_journal
 from threadcase.harness.runner import RunSettings, run_suite
-from threadcase.harness.transcript import RunRecord
+from threadcase.models import ModelSettings
+from threadcase.records import RunRecord
+from threadcase.report import read_journal
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 # Seeds (workflows, folders, agents), declared and proxy-created credentials, plain builds.

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from threadcase.case import loader
 from threadcase.demo_instance import DemoSettings, demo_server
-from threadcase.harness import loader
-from threadcase.harness.errors import CaseProblem, CaseSchemaError
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.models import ModelSettings
+from threadcase.errors import CaseProblem, CaseSchemaError
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
 
 CASE = {
     "complexity": "simple",

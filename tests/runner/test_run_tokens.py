@@ -14,10 +14,10 @@ from threadcase.credentials.seeder import CredentialSeeder, token_environment
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness import pipeline
 from threadcase.harness.conversation import Budgets
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.models import ModelSettings
 from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
 
 TOKEN = "EVAL_SLACK_ACCESS_TOKEN"
 

@@ -10,8 +10,8 @@ import pytest
 from pydantic import SecretStr
 
 from threadcase.demo_instance import DemoSettings, demo_server
-from threadcase.harness.models import ModelSettings
 from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.models import ModelSettings
 
 CASE = {
     "description": "Form submissions go into the orders table the scenario seeds.",

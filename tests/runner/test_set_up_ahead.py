@@ -15,17 +15,18 @@ import anyio
 import pytest
 
 from tests.runner.one_case import one_case_lane, write_thanks_cases
+from threadcase import grading
+from threadcase.case.loader import LoadedCase
 from threadcase.demo_instance import DemoSettings, demo_server
-from threadcase.harness import grading, pipeline
+from threadcase.errors import InstanceError
+from threadcase.harness import pipeline
 from threadcase.harness.conversation import Budgets
-from threadcase.harness.errors import InstanceError
-from threadcase.harness.instance import InstanceClient
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.loader import LoadedCase
-from threadcase.harness.models import ModelSettings
 from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 from threadcase.harness.runner import RunSettings, run_suite
-from threadcase.harness.verdicts import CaseResult
+from threadcase.instance import InstanceClient
+from threadcase.models import ModelSettings
+from threadcase.verdicts import CaseResult
 
 LATENCY_MS = 80
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from threadcase.harness import schema
-from threadcase.harness.errors import CaseSchemaError
+from threadcase.case import schema
+from threadcase.errors import CaseSchemaError
 from threadcase.seeds.remap import (
     MAX_NAME,
     check_seed,

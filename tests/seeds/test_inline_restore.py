@@ -12,9 +12,9 @@ import pytest
 from tests.instance.demo import Demo, demo, demo_client
 
 from threadcase import wire
-from threadcase.harness import schema
-from threadcase.harness.errors import CaseSchemaError, SeedingError
-from threadcase.harness.instance import InstanceClient
+from threadcase.case import schema
+from threadcase.errors import CaseSchemaError, SeedingError
+from threadcase.instance import InstanceClient
 from threadcase.seeds import (
     InstanceSnapshot,
     RestoredSeed,

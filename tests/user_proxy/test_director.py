@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from threadcase.user_proxy.director import Script, credential_direction, split_items, split_notes, strip_notes
+from threadcase.case.notes import Script, credential_direction, split_items, split_notes, strip_notes
 
 
 def test_split_notes_removes_every_note_and_keeps_spoken_text() -> None:

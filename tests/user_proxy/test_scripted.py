@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from threadcase import wire
+from threadcase.case.notes import Script
 from threadcase.user_proxy import ConversationView, ProxyStats, ScriptedProxy, format_proxy_stats
 from threadcase.user_proxy.deterministic import REJECT_WITH_DETAILS, auto_approve, deterministic_answer
-from threadcase.user_proxy.director import Script
 from threadcase.user_proxy.scripted import plan_gaps
 
 pytestmark = pytest.mark.anyio

@@ -28,13 +28,13 @@ import anyio
 from pydantic import BaseModel, ConfigDict
 
 from threadcase._util.fanout import fan_out
-from threadcase.credentials.templates import SUPPORTED_CREDENTIAL_TYPES, TEMPLATES, CredentialTemplate
-from threadcase.harness.errors import InstanceError, SeedingError
-from threadcase.harness.instance import InstanceClient
+from threadcase.case.credential_templates import SUPPORTED_CREDENTIAL_TYPES, TEMPLATES, CredentialTemplate
+from threadcase.errors import InstanceError, SeedingError
+from threadcase.instance import InstanceClient
 
 if TYPE_CHECKING:
     # Only for annotations: the schema imports the templates, so a runtime import here would be a cycle.
-    from threadcase.harness import schema
+    from threadcase.case import schema
 
 __all__ = ["CredentialSeeder", "SeededCredential", "token_environment"]
 

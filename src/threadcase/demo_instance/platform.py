@@ -29,7 +29,7 @@ from threadcase.demo_instance.runs import RunManager
 from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
 from threadcase.demo_instance.storage import Store
 from threadcase.demo_instance.traces import TraceShipper, TraceWriter
-from threadcase.harness.errors import ConfigError
+from threadcase.errors import ConfigError
 
 __all__ = ["AUTH_COOKIE", "Platform", "User", "ok", "ok_plain", "parse_body", "parse_misbehaviours"]
 

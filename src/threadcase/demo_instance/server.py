@@ -14,10 +14,10 @@ import anyio
 import anyio.from_thread
 import uvicorn
 
-from threadcase._util.serve import serve_in_thread
 from threadcase.demo_instance.agent.protocol import BuilderAgent
 from threadcase.demo_instance.app import create_app, platform_of
 from threadcase.demo_instance.coalesce import CoalescingHttpToolsProtocol
+from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.demo_instance.settings import DemoSettings
 
 __all__ = ["demo_server", "demo_server_sync", "serve_forever"]

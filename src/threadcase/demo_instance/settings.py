@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from threadcase.harness.errors import ConfigError
+from threadcase.errors import ConfigError
 
 __all__ = ["DEFAULT_EMAIL", "DEFAULT_PASSWORD", "MISBEHAVIOURS", "DemoSettings"]
 

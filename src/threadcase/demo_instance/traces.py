@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from pydantic import SecretStr
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from threadcase.harness.errors import ConfigError
+from threadcase.errors import ConfigError
 
 __all__ = ["RunPoster", "TraceShipper", "TraceWriter", "turn_runs"]
 

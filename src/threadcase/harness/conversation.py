@@ -27,25 +27,24 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from threadcase import wire
-from threadcase.harness import schema, transcript
+from threadcase import records, wire
+from threadcase.case import schema
+from threadcase.case.notes import ScriptTurn
+from threadcase.errors import ConversationError, InstanceError, ThreadcaseError
 from threadcase.harness.conversation_collect import collect_after_conversation, saved_workflows
-from threadcase.harness.errors import ConversationError, InstanceError, ThreadcaseError
-from threadcase.harness.models import ModelSettings
+from threadcase.models import ModelSettings
 from threadcase.user_proxy import ConversationView, ProxyStats, Script, ScriptedProxy, make_proxy
 from threadcase.user_proxy.actions import UnencodableAction
 from threadcase.user_proxy.deterministic import auto_approve
-from threadcase.user_proxy.director import ScriptTurn
 
 if TYPE_CHECKING:
     from threadcase.credentials.seeder import CredentialSeeder
-    from threadcase.harness.instance import EventSubscription, InstanceClient
+    from threadcase.instance import EventSubscription, InstanceClient
 
-__all__ = ["BUILD_FAILED_TIMEOUT", "Budgets", "converse"]
+__all__ = ["Budgets", "converse"]
 
 logger = logging.getLogger(__name__)
 
-BUILD_FAILED_TIMEOUT = "BUILD FAILED: Run timed out with no scored result"
 DEFAULT_MESSAGE_BUDGET = 5
 OBSERVER_THRESHOLD_FOR_COMPACTION = 1000
 
@@ -95,7 +94,7 @@ class _SeedLike(Protocol):
     """What the conversation reads from a restored seed (inline or replay)."""
 
     @property
-    def seeded_turns(self) -> list[transcript.Turn]: ...
+    def seeded_turns(self) -> list[records.Turn]: ...
 
     def resolve_attach(self, attach: schema.Attach) -> wire.WorkflowAttachment | wire.AgentAttachment: ...
 
@@ -106,7 +105,7 @@ TurnEnd = Literal["finished", "stalled", "timeout", "undelivered"]
 class _SeederCredentials:
     """Adapts the credential seeder to the proxy's ``CredentialProvider``: create, pin, then answer."""
 
-    def __init__(self, seeder: CredentialSeeder, thread_id: str, record: transcript.RunRecord) -> None:
+    def __init__(self, seeder: CredentialSeeder, thread_id: str, record: records.RunRecord) -> None:
         self._seeder = seeder
         self._thread_id = thread_id
         self._record = record
@@ -163,7 +162,7 @@ class _Conversation:
         credentials: CredentialSeeder,
         models: ModelSettings,
         budgets: Budgets,
-        record: transcript.RunRecord,
+        record: records.RunRecord,
         headers: dict[str, str] | None,
         script: Script,
         events: EventSubscription | None = None,
@@ -199,14 +198,14 @@ class _Conversation:
             **extra,
         )
 
-    def add_user_turn(self, text: str, sent_by: Literal["opener", "script", "proxy", "replay"]) -> transcript.Turn:
-        turn = transcript.Turn(
-            index=len(self.record.turns), role="user", text=text, sent_by=sent_by, started_at=transcript.utc_now()
+    def add_user_turn(self, text: str, sent_by: Literal["opener", "script", "proxy", "replay"]) -> records.Turn:
+        turn = records.Turn(
+            index=len(self.record.turns), role="user", text=text, sent_by=sent_by, started_at=records.utc_now()
         )
         self.record.turns.append(turn)
         return turn
 
-    def view(self, current: transcript.Turn | None = None) -> ConversationView:
+    def view(self, current: records.Turn | None = None) -> ConversationView:
         turns = list(self.record.turns)
         if current is not None and current not in turns:
             turns.append(current)
@@ -219,11 +218,11 @@ class _Conversation:
     # --- one run -------------------------------------------------------------------------------
 
     async def drive_turn(
-        self, sub: EventSubscription, assistant: transcript.Turn, run_id: str, deadline: float
+        self, sub: EventSubscription, assistant: records.Turn, run_id: str, deadline: float
     ) -> TurnEnd:
         """Follow events until the run finished and background work settled, or a budget ran out."""
         text: list[str] = []
-        tools: dict[str, transcript.ToolCallRecord] = {}
+        tools: dict[str, records.ToolCallRecord] = {}
         pending_agents: set[str] = set()
         active_runs: set[str] = {run_id}
         settling_since: float | None = None
@@ -264,7 +263,7 @@ class _Conversation:
                     text.append(str(payload.get("text", "")))
                     assistant.text = "".join(text)
                 elif etype == "tool-call":
-                    call = transcript.ToolCallRecord(
+                    call = records.ToolCallRecord(
                         tool_call_id=str(payload.get("toolCallId", "")),
                         tool_name=str(payload.get("toolName", "")),
                         args=payload.get("args") if isinstance(payload.get("args"), dict) else {},
@@ -275,9 +274,7 @@ class _Conversation:
                     call_id = str(payload.get("toolCallId", ""))
                     found = tools.get(call_id)
                     if found is None:
-                        found = transcript.ToolCallRecord(
-                            tool_call_id=call_id, tool_name=str(payload.get("toolName", ""))
-                        )
+                        found = records.ToolCallRecord(tool_call_id=call_id, tool_name=str(payload.get("toolName", "")))
                         tools[call_id] = found
                         assistant.tool_calls.append(found)
                     if etype == "tool-result":
@@ -324,7 +321,7 @@ class _Conversation:
                         return "finished"
                     settling_since = anyio.current_time()
         finally:
-            assistant.ended_at = transcript.utc_now()
+            assistant.ended_at = records.utc_now()
 
     async def _settled(self, pending_agents: set[str], status: wire.ThreadStatus | None = None) -> bool:
         """No run, background task, memory task or spawned agent pending; ``status`` = the one the
@@ -344,14 +341,14 @@ class _Conversation:
             self.memory_seen = True
         return status.settled and not pending_agents
 
-    async def answer_widget(self, payload: dict[str, Any], assistant: transcript.Turn) -> bool:
+    async def answer_widget(self, payload: dict[str, Any], assistant: records.Turn) -> bool:
         """Answer one widget; False when the instance refused the answer and the agent still waits for it."""
         try:
             request = wire.ConfirmationRequest.model_validate(payload)
         except ValueError as exc:
             assistant.errors.append(f"unreadable confirmation-request: {str(exc)[:200]}")
             return True
-        widget = transcript.WidgetRecord(
+        widget = records.WidgetRecord(
             request_id=request.requestId,
             input_type=request.inputType,
             request=payload,
@@ -401,8 +398,8 @@ class _Conversation:
                 turn_deadline = min(turn_start + self.turn_budget, self.conversation_deadline)
                 self.run_unaccounted = True
                 run_id = await self.client.chat(self.thread_id, message_request, headers=self.headers)
-                assistant = transcript.Turn(
-                    index=len(self.record.turns), role="assistant", run_ids=[run_id], started_at=transcript.utc_now()
+                assistant = records.Turn(
+                    index=len(self.record.turns), role="assistant", run_ids=[run_id], started_at=records.utc_now()
                 )
                 self.record.turns.append(assistant)
                 user.run_ids.append(run_id)
@@ -519,7 +516,7 @@ class _Conversation:
             return status or "status unknown"
         return f"{status} — {str(message)[:300]}"
 
-    def _record_budget_hit(self, end: TurnEnd, assistant: transcript.Turn, turn_start: float, deadline: float) -> None:
+    def _record_budget_hit(self, end: TurnEnd, assistant: records.Turn, turn_start: float, deadline: float) -> None:
         if end == "undelivered":
             # The instance refused a widget's answer; the failure is already recorded against the instance.
             assistant.finish_status = "cancelled"
@@ -536,7 +533,7 @@ class _Conversation:
         by_conversation = deadline < turn_start + self.turn_budget
         self.record.ended_by = "conversation-timeout" if by_conversation else "turn-timeout"
         if self.single_prompt:
-            self.record.warnings.append(BUILD_FAILED_TIMEOUT)
+            self.record.warnings.append(records.BUILD_FAILED_TIMEOUT)
         elif by_conversation:
             self.record.warnings.append(
                 f"conversation budget of {self.budgets.conversation_turns * self.turn_budget:g} s ran out during a run"
@@ -556,10 +553,10 @@ async def converse(
     credentials: CredentialSeeder,
     models: ModelSettings,
     budgets: Budgets,
-    record: transcript.RunRecord,
+    record: records.RunRecord,
     headers: dict[str, str] | None = None,
     events: EventSubscription | None = None,
-) -> transcript.RunRecord:
+) -> records.RunRecord:
     """Drive the case's live conversation on ``thread_id`` and fill ``record`` (returned, same object).
 
     ``events``: the thread's event stream when the caller opened it already (it stays the caller's to
@@ -639,5 +636,5 @@ async def converse(
         read_memory=read_memory,
         list_runs=not runs_known,
     )
-    record.finished_at = transcript.utc_now()
+    record.finished_at = records.utc_now()
     return record

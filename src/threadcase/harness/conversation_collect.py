@@ -11,27 +11,26 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from threadcase import wire
+from threadcase import records, wire
 from threadcase._util.fanout import fan_out
-from threadcase.harness import transcript
-from threadcase.harness.errors import ThreadcaseError
+from threadcase.errors import ThreadcaseError
 from threadcase.user_proxy.base import SavedWorkflow
 
 if TYPE_CHECKING:
-    from threadcase.harness.instance import InstanceClient
+    from threadcase.instance import InstanceClient
 
 __all__ = ["built_ids", "collect_after_conversation", "saved_workflows"]
 
 _DEBUG_CONCURRENCY = 4
 
 
-def _workflow_id(call: transcript.ToolCallRecord) -> str | None:
+def _workflow_id(call: records.ToolCallRecord) -> str | None:
     result = call.result if isinstance(call.result, dict) else {}
     wid = result.get("workflowId") or call.args.get("workflowId")
     return str(wid) if wid and call.error is None else None
 
 
-def saved_workflows(turns: list[transcript.Turn]) -> list[SavedWorkflow]:
+def saved_workflows(turns: list[records.Turn]) -> list[SavedWorkflow]:
     """Workflows the agent saved (built, edited, renamed, moved) and did not delete, last touched last."""
     order: dict[str, str] = {}
     for turn in turns:
@@ -53,7 +52,7 @@ def saved_workflows(turns: list[transcript.Turn]) -> list[SavedWorkflow]:
     return [SavedWorkflow(id=wid, name=name) for wid, name in order.items()]
 
 
-def built_ids(turns: list[transcript.Turn]) -> tuple[list[str], list[str], list[str]]:
+def built_ids(turns: list[records.Turn]) -> tuple[list[str], list[str], list[str]]:
     """(workflow ids, agent ids, data table ids) the live conversation built or edited (agents: also read)."""
     live = [t for t in turns if not t.seeded]
     workflows = [w.id for w in saved_workflows(live)]
@@ -77,7 +76,7 @@ def built_ids(turns: list[transcript.Turn]) -> tuple[list[str], list[str], list[
     return workflows, agents, tables
 
 
-async def _usage(client: InstanceClient, record: transcript.RunRecord, thread_id: str) -> None:
+async def _usage(client: InstanceClient, record: records.RunRecord, thread_id: str) -> None:
     run_ids: list[str] = []
     for turn in record.live_turns:
         for rid in turn.run_ids:
@@ -112,7 +111,7 @@ async def _usage(client: InstanceClient, record: transcript.RunRecord, thread_id
 
 
 async def _artifacts(
-    client: InstanceClient, record: transcript.RunRecord, project_id: str, built: tuple[list[str], list[str], list[str]]
+    client: InstanceClient, record: records.RunRecord, project_id: str, built: tuple[list[str], list[str], list[str]]
 ) -> None:
     workflow_ids, agent_ids, table_ids = built
     for wid in workflow_ids:
@@ -134,7 +133,7 @@ async def _artifacts(
             record.artifacts.data_tables.extend(t for t in tables if str(t.get("id")) in table_ids)
 
 
-async def _memory(client: InstanceClient, record: transcript.RunRecord, thread_id: str) -> None:
+async def _memory(client: InstanceClient, record: records.RunRecord, thread_id: str) -> None:
     try:
         record.memory = await client.thread_memory(thread_id)
     except ThreadcaseError as exc:
@@ -143,7 +142,7 @@ async def _memory(client: InstanceClient, record: transcript.RunRecord, thread_i
 
 async def collect_after_conversation(
     client: InstanceClient,
-    record: transcript.RunRecord,
+    record: records.RunRecord,
     *,
     thread_id: str,
     project_id: str,

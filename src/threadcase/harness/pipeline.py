@@ -29,19 +29,19 @@ from typing import Any
 
 import anyio
 
+from threadcase.case.loader import LoadedCase
 from threadcase.credentials.seeder import CredentialSeeder
+from threadcase.errors import ReplayError, RunError, SeedingError
+from threadcase.grading import grade_case
+from threadcase.grading.calibration import CalibrationResult
+from threadcase.grading.execution import declared_scenario_tables, prepare_scenario_tables
 from threadcase.harness.conversation import Budgets, converse
-from threadcase.harness.errors import ReplayError, RunError, SeedingError
-from threadcase.harness.grading import grade_case
-from threadcase.harness.grading.calibration import CalibrationResult
-from threadcase.harness.grading.execution import declared_scenario_tables, prepare_scenario_tables
-from threadcase.harness.instance import EventSubscription, InstanceClient
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.loader import LoadedCase
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.transcript import RunRecord, SeedOutcome, utc_now
-from threadcase.harness.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
+from threadcase.instance import EventSubscription, InstanceClient
+from threadcase.models import ModelSettings
+from threadcase.records import RunRecord, SeedOutcome, utc_now
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
+from threadcase.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
 
 __all__ = [
     "LaneResources",

@@ -27,10 +27,10 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from threadcase._util.fanout import fan_out
 from threadcase.demo_instance.settings import MISBEHAVIOURS
-from threadcase.harness.errors import ConfigError, InstanceError
+from threadcase.errors import ConfigError, InstanceError
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.models import ModelSettings
-from threadcase.harness.report import (
+from threadcase.models import ModelSettings
+from threadcase.report import (
     JOURNAL_NAME,
     JournalWriter,
     RunSummary,
@@ -38,11 +38,11 @@ from threadcase.harness.report import (
     render_case_section,
     write_reports,
 )
-from threadcase.harness.verdicts import CaseResult
+from threadcase.verdicts import CaseResult
 
 if TYPE_CHECKING:
-    from threadcase.harness.grading.calibration import CalibrationResult
-    from threadcase.harness.loader import LoadedCase
+    from threadcase.case.loader import LoadedCase
+    from threadcase.grading.calibration import CalibrationResult
     from threadcase.harness.pipeline import LaneResources
 
 __all__ = ["KNOWN_MISBEHAVIOURS", "RunSettings", "RunSummary", "default_output_dir", "execute", "run_suite"]
@@ -236,8 +236,8 @@ def _clients_for(url: str, cap: int) -> int:
 
 async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, password: str, cap: int) -> LaneResources:
     """Log in to one instance (a few clients, see :data:`CASES_PER_CLIENT`) and note what pre-exists."""
-    from threadcase.harness.instance import InstanceClient
     from threadcase.harness.pipeline import LaneResources
+    from threadcase.instance import InstanceClient
     from threadcase.seeds.inline import InstanceSnapshot, take_snapshot
 
     first = InstanceClient(url, email=email, password=password)
@@ -301,7 +301,7 @@ async def _load_while_opening(
     opened is entered into ``stack``. A problem with the suite, the selection or the output directory
     is raised ahead of any instance failure: it is the user's input, and exit 2 says so.
     """
-    from threadcase.harness.loader import load_suite_cooperatively, select_cases
+    from threadcase.case.loader import load_suite_cooperatively, select_cases
 
     selected: list[LoadedCase] = []
     prepared: list[Path] = []
@@ -372,8 +372,8 @@ def _prepare_output_dir(path: Path) -> Path:
 
 
 async def _calibrate(settings: RunSettings) -> CalibrationResult:
-    from threadcase.harness.grading.calibration import DEFAULT_SET, calibrate_file
-    from threadcase.harness.loader import bundled_path
+    from threadcase.case.loader import bundled_path
+    from threadcase.grading.calibration import DEFAULT_SET, calibrate_file
 
     path = settings.calibration_set or bundled_path(DEFAULT_SET)
     if not path.exists():
@@ -394,8 +394,8 @@ def prepare_process() -> None:
     at concurrency 50). Process-wide, so it is for the process's owner (the CLI, a benchmark), never
     called by the library on its own.
     """
+    import threadcase.case.loader
     import threadcase.harness.conversation
-    import threadcase.harness.loader
     import threadcase.harness.pipeline
     import threadcase.seeds.inline  # noqa: F401
 
@@ -418,9 +418,9 @@ async def run_suite(
     the planned number of case-iterations once the suite is loaded; ``on_result`` each result as it is
     journaled.
     """
+    from threadcase.case.loader import default_suite_path
     from threadcase.credentials.seeder import token_environment
     from threadcase.harness.conversation import Budgets
-    from threadcase.harness.loader import default_suite_path
     from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
 
     suite = settings.suite or default_suite_path()

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from threadcase.harness.verdicts import CaseResult, UnitKind, UnitVerdict
+from threadcase.verdicts import CaseResult, UnitKind, UnitVerdict
 
 __all__ = [
     "CaseStats",

@@ -25,10 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase import wire
 from threadcase._util.fanout import fan_out
-from threadcase.harness import schema
-from threadcase.harness.errors import InstanceError, SeedingError
-from threadcase.harness.instance import InstanceClient
-from threadcase.harness.transcript import PriorRunOutcome, SeedOutcome, Turn, utc_now
+from threadcase.case import schema
+from threadcase.errors import InstanceError, SeedingError
+from threadcase.instance import InstanceClient
+from threadcase.records import PriorRunOutcome, SeedOutcome, Turn, utc_now
 from threadcase.seeds.remap import check_seed, expand_messages, remap_seed, seeded_name_pattern
 from threadcase.seeds.turns import seeded_turns
 
@@ -242,7 +242,7 @@ async def restore_inline_seed(
     ``check_builds=False`` (replay) skips the rule that every seeded build result names a seeded
     workflow: a replayed history legitimately names workflows the agent later deleted.
 
-    Raises :class:`~threadcase.harness.errors.CaseSchemaError` when the seed is inconsistent (a
+    Raises :class:`~threadcase.errors.CaseSchemaError` when the seed is inconsistent (a
     seeded build result naming an undeclared workflow or agent) and :class:`SeedingError` when the
     instance could not restore it; in both cases nothing it created is left behind.
     """

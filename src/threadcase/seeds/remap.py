@@ -31,9 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from threadcase.harness import schema
-from threadcase.harness._case_rules import build_result_problems
-from threadcase.harness.errors import CaseProblem, CaseSchemaError
+from threadcase.case import schema
+from threadcase.case.seed import build_result_problems
+from threadcase.errors import CaseProblem, CaseSchemaError
 
 __all__ = [
     "MAX_NAME",

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from threadcase.harness.errors import ConfigError, ReplayError
-from threadcase.harness.schema import InlineSeed, ReplaySeed
+from threadcase.case.schema import InlineSeed, ReplaySeed
+from threadcase.errors import ConfigError, ReplayError
 from threadcase.seeds.replay_langsmith import DEFAULT_PROJECT, fetch_thread_runs, resolve_tenant
 from threadcase.seeds.replay_rebuild import Reconstruction, TraceRun, normalize_runs, rebuild_thread
 
 if TYPE_CHECKING:
-    from threadcase.harness.instance import InstanceClient
+    from threadcase.instance import InstanceClient
     from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed
 
 __all__ = [

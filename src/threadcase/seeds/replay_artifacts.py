@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from threadcase.harness.schema import Column, SeedDataTable, SeedWorkflow
+from threadcase.case.schema import Column, SeedDataTable, SeedWorkflow
 from threadcase.seeds.replay_redact import is_table_tool, tool_key
 
 __all__ = ["MAX_MESSAGES", "MAX_TABLES", "MAX_WORKFLOWS", "ArtifactLedger", "fit_limits"]

@@ -34,7 +34,7 @@ import httpx
 from pydantic import SecretStr
 from tenacity import retry, retry_if_exception, stop_after_attempt, wait_exponential
 
-from threadcase.harness.errors import ConfigError, ReplayError
+from threadcase.errors import ConfigError, ReplayError
 from threadcase.seeds.replay_rebuild import TraceRun, normalize_runs
 
 __all__ = [

@@ -42,8 +42,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from threadcase.harness.errors import ReplayError
-from threadcase.harness.schema import InlineSeed, SeedDataTable, SeedWorkflow
+from threadcase.case.schema import InlineSeed, SeedDataTable, SeedWorkflow
+from threadcase.errors import ReplayError
 from threadcase.seeds.replay_artifacts import ArtifactLedger, fit_limits
 from threadcase.seeds.replay_redact import omit_rows, strip_credentials
 

@@ -1,4 +1,4 @@
-"""The seeded prefix of a transcript: restored messages as :class:`~threadcase.harness.transcript.Turn`.
+"""The seeded prefix of a transcript: restored messages as :class:`~threadcase.records.Turn`.
 
 The judge reads the whole conversation as one, so the seeded history is rendered with the same
 turn shape as the live one: user text; assistant text plus its tool calls (a ``questions``-style
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from threadcase.harness.transcript import ToolCallRecord, Turn
+from threadcase.records import ToolCallRecord, Turn
 
 __all__ = ["seeded_turns"]
 

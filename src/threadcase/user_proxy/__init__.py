@@ -6,9 +6,9 @@ set, else the scripted proxy (deterministic, documented as weaker).
 
 from __future__ import annotations
 
-from threadcase.harness.models import ModelSettings
+from threadcase.case.notes import Script, split_notes, strip_notes
+from threadcase.models import ModelSettings
 from threadcase.user_proxy.base import ConversationView, ProxyAnswer, SavedWorkflow, UserProxy
-from threadcase.user_proxy.director import Script, split_notes, strip_notes
 from threadcase.user_proxy.scripted import ScriptedProxy
 from threadcase.user_proxy.stats import ProxyStats, format_proxy_stats
 

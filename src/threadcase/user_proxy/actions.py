@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from threadcase import wire
-from threadcase.harness.errors import ConversationError
+from threadcase.errors import ConversationError
 
 __all__ = [
     "AnswerQuestions",

@@ -7,9 +7,9 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase import wire
-from threadcase.harness.transcript import Turn, WidgetAnsweredBy
+from threadcase.case.notes import Script
+from threadcase.records import Turn, WidgetAnsweredBy
 from threadcase.user_proxy.actions import CredentialProvider, SendFollowUpMessage
-from threadcase.user_proxy.director import Script
 from threadcase.user_proxy.stats import ProxyStats
 
 __all__ = ["ConversationView", "ProxyAnswer", "SavedWorkflow", "UserProxy"]

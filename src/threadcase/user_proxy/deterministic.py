@@ -21,7 +21,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from threadcase import wire
-from threadcase.user_proxy.director import Script
+from threadcase.case.notes import Script
 
 __all__ = ["REJECT_WITH_DETAILS", "ShortCircuit", "auto_approve", "deterministic_answer", "infrastructure_answer"]
 

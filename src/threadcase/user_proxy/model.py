@@ -20,7 +20,8 @@ from openai.types.chat import ChatCompletionMessageParam
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from threadcase import wire
-from threadcase.harness.models import ModelSettings
+from threadcase.case.notes import Script, split_notes
+from threadcase.models import ModelSettings
 from threadcase.user_proxy.actions import (
     AnswerQuestions,
     ApplySetupWizard,
@@ -30,7 +31,6 @@ from threadcase.user_proxy.actions import (
     UserTurnDecision,
 )
 from threadcase.user_proxy.base import ConversationView
-from threadcase.user_proxy.director import Script, split_notes
 from threadcase.user_proxy.prompts import confirmation_messages, user_turn_messages
 from threadcase.user_proxy.scripted import ConfirmationChoice, ScriptedProxy
 from threadcase.user_proxy.stats import ProxyStats

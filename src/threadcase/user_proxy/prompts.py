@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from threadcase.harness.transcript import Turn
-from threadcase.user_proxy.director import Script
+from threadcase.case.notes import Script
+from threadcase.records import Turn
 
 __all__ = [
     "CONFIRMATION_INSTRUCTIONS",

@@ -20,7 +20,8 @@ import re
 from typing import Any, Literal
 
 from threadcase import wire
-from threadcase.harness.transcript import WidgetAnsweredBy
+from threadcase.case.notes import Script
+from threadcase.records import WidgetAnsweredBy
 from threadcase.user_proxy.actions import (
     AnswerQuestions,
     ApplySetupWizard,
@@ -36,7 +37,6 @@ from threadcase.user_proxy.actions import (
 )
 from threadcase.user_proxy.base import ConversationView, ProxyAnswer
 from threadcase.user_proxy.deterministic import auto_approve, deterministic_answer, widget_kind
-from threadcase.user_proxy.director import Script
 from threadcase.user_proxy.stats import ProxyStats
 
 __all__ = ["ConfirmationChoice", "ScriptedProxy", "placeholder_value", "plan_gaps"]

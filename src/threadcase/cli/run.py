@@ -1,0 +1,315 @@
+"""``threadcase run`` and ``threadcase report``: a thin shell over :func:`threadcase.harness.runner.run_suite`.
+
+Each flag is one keyword of :class:`~threadcase.harness.runner.RunSettings` and has a
+``THREADCASE_*`` environment twin. Exit codes: 0 every judged unit passed, 1 a unit failed,
+2 usage / configuration / case-file error, 3 nothing could be judged, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+import click
+from pydantic import SecretStr, ValidationError
+from rich.console import Console
+
+from threadcase._util.loop import run as run_loop
+from threadcase.errors import ConfigError
+from threadcase.harness.runner import RunSettings, RunSummary, prepare_process, run_suite
+from threadcase.models import ModelSettings
+from threadcase.report import rebuild_reports
+from threadcase.report.console import ConsoleReporter, summary_lines
+from threadcase.verdicts import CaseResult
+
+__all__ = ["report", "run"]
+
+
+class _Console(Console):
+    """A rich console that survives its reader going away (``threadcase run | head``).
+
+    Rich's default raises ``SystemExit`` from inside whichever task was printing, which would tear
+    the run down half way; here output stops and the run finishes, journal and reports included.
+    """
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
+
+
+def _csv(value: str | None) -> list[str]:
+    return [part.strip() for part in (value or "").split(",") if part.strip()]
+
+
+_FLAG_OF_FIELD = {"base_urls": "base-url"}
+"""Settings fields whose flag is not their name with dashes."""
+
+
+def _settings(**kwargs: object) -> RunSettings:
+    try:
+        return RunSettings.model_validate(kwargs)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        message = first["msg"].removeprefix("Value error, ")
+        flag = _FLAG_OF_FIELD.get(where, where.replace("_", "-"))
+        raise ConfigError(f"--{flag}: {message}") from None
+
+
+def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> None:
+    if as_json:
+        click.echo(summary.model_dump_json(indent=2))
+        return
+    for line in summary_lines(summary):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
+    console.print(f"reports: {summary.output_dir}", highlight=False, markup=False)
+
+
+@click.command()
+@click.option(
+    "--suite",
+    type=click.Path(path_type=Path),
+    envvar="THREADCASE_SUITE",
+    show_envvar=True,
+    help="Suite directory or case file. [default: ./cases/golden, else the golden suite shipped with threadcase]",
+)
+@click.option(
+    "--filter", "filter_", envvar="THREADCASE_FILTER", show_envvar=True, help="Comma-separated slug substrings (OR)."
+)
+@click.option(
+    "--exclude", envvar="THREADCASE_EXCLUDE", show_envvar=True, help="Comma-separated slug substrings to skip."
+)
+@click.option("--tier", envvar="THREADCASE_TIER", show_envvar=True, help="Only cases whose datasets contain TIER.")
+@click.option("--tag", envvar="THREADCASE_TAG", show_envvar=True, help="Only cases with this tag.")
+@click.option(
+    "--base-url",
+    envvar="THREADCASE_BASE_URL",
+    show_envvar=True,
+    help="Instance URL(s), comma-separated = lanes. [default: start the embedded demo instance]",
+)
+@click.option("--email", envvar="THREADCASE_EMAIL", show_envvar=True, help="Login e-mail of the instance.")
+@click.option("--password", envvar="THREADCASE_PASSWORD", show_envvar=True, help="Login password (never printed).")
+@click.option(
+    "--iterations",
+    type=int,
+    default=1,
+    show_default=True,
+    envvar="THREADCASE_ITERATIONS",
+    show_envvar=True,
+    help="Fresh runs per case (feeds pass@k / pass^k).",
+)
+@click.option(
+    "--concurrency",
+    type=int,
+    default=8,
+    show_default=True,
+    envvar="THREADCASE_CONCURRENCY",
+    show_envvar=True,
+    help="Conversations at once, across lanes (as many more cases may set up or clean up meanwhile).",
+)
+@click.option(
+    "--lane-cap",
+    type=int,
+    envvar="THREADCASE_LANE_CAP",
+    show_envvar=True,
+    help="Conversations (builds) at once per lane. [default: --concurrency]",
+)
+@click.option(
+    "--timeout-seconds",
+    type=float,
+    default=900.0,
+    show_default=True,
+    envvar="THREADCASE_TIMEOUT_SECONDS",
+    show_envvar=True,
+    help="Budget of one user turn (complex cases ×1.5).",
+)
+@click.option(
+    "--inactivity-seconds",
+    type=float,
+    envvar="THREADCASE_INACTIVITY_SECONDS",
+    show_envvar=True,
+    help="No event for this long cancels a run as stalled. [default: 240]",
+)
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    envvar="THREADCASE_OUTPUT_DIR",
+    show_envvar=True,
+    help="Journal and reports. [default: ./threadcase-results/<UTC timestamp>/]",
+)
+@click.option(
+    "--keep-artifacts",
+    is_flag=True,
+    envvar="THREADCASE_KEEP_ARTIFACTS",
+    show_envvar=True,
+    help="Keep built workflows, tables, agents and threads.",
+)
+@click.option(
+    "--demo-misbehave",
+    envvar="THREADCASE_DEMO_MISBEHAVE",
+    show_envvar=True,
+    help="Misbehaviours of the embedded demo instance, comma-separated.",
+)
+@click.option(
+    "--demo-faults",
+    type=float,
+    default=0.0,
+    envvar="THREADCASE_DEMO_FAULTS",
+    show_envvar=True,
+    help="Fault rate of the embedded demo instance (0..1).",
+)
+@click.option(
+    "--demo-latency-ms",
+    type=int,
+    default=0,
+    envvar="THREADCASE_DEMO_LATENCY_MS",
+    show_envvar=True,
+    help="Per agent-step latency of the embedded demo instance.",
+)
+@click.option(
+    "--demo-seed",
+    type=int,
+    default=0,
+    envvar="THREADCASE_DEMO_SEED",
+    show_envvar=True,
+    help="Seed of the embedded demo instance's fault generator (reproducible runs).",
+)
+@click.option(
+    "--replay-dir",
+    type=click.Path(path_type=Path),
+    envvar="THREADCASE_REPLAY_DIR",
+    show_envvar=True,
+    help="Exported traces (<threadId>.json) instead of LangSmith.",
+)
+@click.option(
+    "--calibration-set",
+    type=click.Path(path_type=Path),
+    envvar="THREADCASE_CALIBRATION_SET",
+    show_envvar=True,
+    help="Labelled items the judge must agree with first. "
+    "[default: ./cases/calibration/demo.jsonl, else the shipped set]",
+)
+@click.option(
+    "--calibration-threshold",
+    type=float,
+    default=0.9,
+    show_default=True,
+    envvar="THREADCASE_CALIBRATION_THRESHOLD",
+    show_envvar=True,
+    help="Minimum judge agreement; below it judge verdicts are not judged.",
+)
+@click.option(
+    "--skip-calibration",
+    is_flag=True,
+    envvar="THREADCASE_SKIP_CALIBRATION",
+    show_envvar=True,
+    help="Let an uncalibrated judge's verdicts count.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    envvar="THREADCASE_JSON",
+    show_envvar=True,
+    help="Print the summary as JSON (no progress or per-case lines).",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=True,
+    envvar="THREADCASE_PROGRESS",
+    show_envvar=True,
+    help="Progress bar on a terminal.",
+)
+def run(
+    suite: Path | None,
+    filter_: str | None,
+    exclude: str | None,
+    tier: str | None,
+    tag: str | None,
+    base_url: str | None,
+    email: str | None,
+    password: str | None,
+    iterations: int,
+    concurrency: int,
+    lane_cap: int | None,
+    timeout_seconds: float,
+    inactivity_seconds: float | None,
+    output_dir: Path | None,
+    keep_artifacts: bool,
+    demo_misbehave: str | None,
+    demo_faults: float,
+    demo_latency_ms: int,
+    demo_seed: int,
+    replay_dir: Path | None,
+    calibration_set: Path | None,
+    calibration_threshold: float,
+    skip_calibration: bool,
+    as_json: bool,
+    progress: bool,
+) -> None:
+    """Run a suite (default: the golden suite on the embedded demo instance) and grade every case."""
+    settings = _settings(
+        suite=suite,
+        filter=filter_,
+        exclude=exclude,
+        tier=tier,
+        tag=tag,
+        base_urls=_csv(base_url),
+        email=email,
+        password=SecretStr(password) if password else None,
+        iterations=iterations,
+        concurrency=concurrency,
+        lane_cap=lane_cap,
+        timeout_seconds=timeout_seconds,
+        inactivity_seconds=inactivity_seconds,
+        output_dir=output_dir,
+        keep_artifacts=keep_artifacts,
+        demo_misbehave=_csv(demo_misbehave),
+        demo_faults=demo_faults,
+        demo_latency_ms=demo_latency_ms,
+        demo_seed=demo_seed,
+        replay_dir=replay_dir,
+        calibration_set=calibration_set,
+        calibration_threshold=calibration_threshold,
+        skip_calibration=skip_calibration,
+        models=ModelSettings.from_env(),
+    )
+    console = _Console(stderr=as_json, highlight=False)
+    # The planned total is known only once the suite is loaded: run_suite reports it via on_start.
+    reporter = ConsoleReporter(console, total=0, iterations=iterations, progress=progress and not as_json)
+
+    def on_result(result: CaseResult) -> None:
+        if not as_json:
+            reporter.case_done(result)
+
+    async def main() -> RunSummary:
+        with reporter:
+            return await run_suite(settings, on_result=on_result, on_start=reporter.set_total)
+
+    prepare_process()
+    summary = run_loop(main)
+    _emit_summary(summary, as_json=as_json, console=_Console(stderr=False, highlight=False))
+    sys.exit(summary.exit_code)
+
+
+@click.command()
+@click.argument("journal", type=click.Path(path_type=Path))
+@click.option(
+    "--output-dir",
+    type=click.Path(path_type=Path),
+    envvar="THREADCASE_OUTPUT_DIR",
+    show_envvar=True,
+    help="Where to write the reports. [default: beside the journal]",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, envvar="THREADCASE_JSON", show_envvar=True, help="Print the summary as JSON."
+)
+def report(journal: Path, output_dir: Path | None, as_json: bool) -> None:
+    """Rebuild summary.json, junit.xml and report.html from a run's journal.jsonl."""
+    summary = rebuild_reports(journal, output_dir)
+    _emit_summary(summary, as_json=as_json, console=_Console(highlight=False))
+    sys.exit(summary.exit_code)

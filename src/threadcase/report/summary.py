@@ -1,0 +1,237 @@
+"""The run summary (``summary.json``), the exit code it implies, and atomic report writing.
+
+Counts are kept apart on purpose: passed, failed, not judged and reviewed count *units*; errored
+counts *case-iterations* that failed inside (instance, seed, model) and produced no judged unit.
+A run in which nothing was judged is never green, whatever else it says.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from threadcase.harness.stats import CaseStats, case_stats
+from threadcase.verdicts import CaseResult
+
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOTHING_JUDGED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "Counts",
+    "JudgeCalibration",
+    "RunSummary",
+    "build_summary",
+    "calibration_of",
+    "write_atomic",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_NOTHING_JUDGED = 3
+EXIT_INTERRUPTED = 130
+
+
+class Counts(BaseModel):
+    """Unit verdict counts plus errored case-iterations, each apart."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: int = 0
+    failed: int = 0
+    not_judged: int = 0
+    reviewed: int = 0
+    errored: int = 0
+    builder_failures: int = 0
+    """Failed units that count against the agent (attribution builder_issue or none)."""
+
+
+class JudgeCalibration(BaseModel):
+    """The judge's calibration for the run: whether its verdicts counted, and on what evidence."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    agreement: float
+    """Share of the hand-labelled items on which the judge agreed with the human label."""
+    kappa: float
+    """Cohen's kappa: the agreement corrected for chance."""
+    n: int | None = None
+    """Items in the calibration set (None: a journal written before this was recorded)."""
+    unjudged: int | None = None
+    """Items the judge returned nothing for (each counted as a disagreement)."""
+    threshold: float
+    passed: bool
+    """Agreement cleared the threshold, so the judge's verdicts count in this run."""
+    set_path: str = ""
+
+    def line(self) -> str:
+        """One line for the console and the HTML header."""
+        n = "?" if self.n is None else str(self.n)
+        unjudged = "" if self.unjudged is None else f", {self.unjudged} unjudged"
+        head = f"judge calibration ({self.model or 'judge'}): agreement {self.agreement:.2f}"
+        head += f" {'≥' if self.passed else '<'} {self.threshold:.2f}, kappa {self.kappa:.2f}, n {n}{unjudged}"
+        verdict = "calibrated" if self.passed else "NOT calibrated: the judge's verdicts are not judged"
+        return f"{head} — {verdict}"
+
+
+def calibration_of(results: Sequence[CaseResult]) -> JudgeCalibration | None:
+    """The run's judge calibration, read back from the results' ``judge`` info (None when not calibrated).
+
+    The runner calibrates once per run and every result carries the same numbers, so the first result
+    that has them speaks for the run; deriving it here lets ``threadcase report JOURNAL`` rebuild it.
+    """
+    for result in results:
+        info = result.judge
+        agreement, kappa, threshold = (
+            info.get("calibration_agreement"),
+            info.get("calibration_kappa"),
+            info.get("calibration_threshold"),
+        )
+        if not isinstance(agreement, int | float) or not isinstance(threshold, int | float):
+            continue
+        n, unjudged, model, path = (
+            info.get("calibration_n"),
+            info.get("calibration_unjudged"),
+            info.get("model"),
+            info.get("calibration_set"),
+        )
+        return JudgeCalibration(
+            model=model if isinstance(model, str) else None,
+            agreement=float(agreement),
+            kappa=float(kappa) if isinstance(kappa, int | float) else 0.0,
+            n=n if isinstance(n, int) and not isinstance(n, bool) else None,
+            unjudged=unjudged if isinstance(unjudged, int) and not isinstance(unjudged, bool) else None,
+            threshold=float(threshold),
+            passed=bool(info.get("calibrated", agreement >= threshold)),
+            set_path=path if isinstance(path, str) else "",
+        )
+    return None
+
+
+class RunSummary(BaseModel):
+    """What one run (or one journal) amounts to: counts, per-case statistics and the exit code."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = ""
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    seconds: float = 0.0
+    suite: str = ""
+    base_urls: list[str] = Field(default_factory=list)
+    output_dir: str = ""
+    interrupted: bool = False
+    cases: int = 0
+    """Distinct cases with at least one finished iteration."""
+    case_iterations: int = 0
+    planned_case_iterations: int | None = None
+    units: Counts = Field(default_factory=Counts)
+    case_statuses: dict[str, int] = Field(default_factory=dict)
+    """Across iterations: ``pass``, ``fail``, ``not_verified``, ``errored`` -> number of cases."""
+    case_stats: list[CaseStats] = Field(default_factory=list)
+    calibration: JudgeCalibration | None = None
+    """The judge's calibration for the run; None when no judge was calibrated (none configured, or skipped)."""
+    exit_code: int = EXIT_OK
+
+    @property
+    def green(self) -> bool:
+        return self.exit_code == EXIT_OK
+
+
+def exit_code_for(units: Counts, *, interrupted: bool = False) -> int:
+    """0 every judged unit passed; 1 a unit failed; 3 nothing was judged; 130 interrupted."""
+    if interrupted:
+        return EXIT_INTERRUPTED
+    if units.failed:
+        return EXIT_FAILED
+    if units.passed == 0:
+        return EXIT_NOTHING_JUDGED
+    return EXIT_OK
+
+
+def build_summary(
+    results: Sequence[CaseResult],
+    *,
+    run_id: str = "",
+    suite: str = "",
+    base_urls: Sequence[str] = (),
+    output_dir: str = "",
+    interrupted: bool = False,
+    planned: int | None = None,
+) -> RunSummary:
+    """Summarise finished case-iterations (e.g. everything in a journal)."""
+    # Counted in locals: every += on the model went through pydantic's __setattr__.
+    passed = failed = not_judged = reviewed = errored = builder_failures = 0
+    for result in results:
+        for verdict in result.verdicts:
+            if verdict.status == "pass":
+                passed += 1
+            elif verdict.status == "fail":
+                failed += 1
+                builder_failures += verdict.counts_against_builder
+            elif verdict.status == "not_judged":
+                not_judged += 1
+            else:
+                reviewed += 1
+        if result.error is not None and not any(v.status in ("pass", "fail") for v in result.verdicts):
+            errored += 1
+    units = Counts(
+        passed=passed,
+        failed=failed,
+        not_judged=not_judged,
+        reviewed=reviewed,
+        errored=errored,
+        builder_failures=builder_failures,
+    )
+    stats = case_stats(results)
+    statuses: dict[str, int] = {}
+    for case in stats:
+        statuses[case.status] = statuses.get(case.status, 0) + 1
+    starts = [r.started_at for r in results]
+    ends = [r.finished_at for r in results if r.finished_at is not None]
+    started = min(starts) if starts else None
+    finished = max(ends) if ends else None
+    return RunSummary(
+        run_id=run_id or (results[0].run_id if results else ""),
+        started_at=started,
+        finished_at=finished,
+        seconds=(finished - started).total_seconds() if started and finished else 0.0,
+        suite=suite,
+        base_urls=list(base_urls),
+        output_dir=output_dir,
+        interrupted=interrupted,
+        cases=len(stats),
+        case_iterations=len(results),
+        planned_case_iterations=planned,
+        units=units,
+        case_statuses=statuses,
+        case_stats=stats,
+        calibration=calibration_of(results),
+        exit_code=exit_code_for(units, interrupted=interrupted),
+    )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` and rename it over ``path``.
+
+    A reader (or a crash) never sees half a report: the rename is atomic on one filesystem.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -16,9 +16,9 @@ per turn. ``turn_latency=`` prints it before the final line; the client-side run
 median of the same probe is printed next to it for comparison. The line before the last also gives
 the ratio to the nominal bound ``ceil(N/C) · T · latency`` (L taken as exactly ``--latency-ms``).
 
-Timed: ``run_suite`` from its call to its return: loading the suite, lane set-up, every case, the
+Timed: ``run_and_report`` from its call to its return: loading the suite, lane set-up, every case, the
 journal and the reports. Not timed: ``prepare_process()``, what ``threadcase run`` does before its run
-(importing the modules ``run_suite`` imports lazily, settling the garbage collector), printed as
+(importing the modules ``run_and_report`` imports lazily, settling the garbage collector), printed as
 ``imports=`` — a one-off process start-up cost that measures the machine's bytecode cache (0.1 s with
 ``.pyc`` files, twice that where ``PYTHONDONTWRITEBYTECODE`` forces compiling), not concurrency. Also
 printed: the harness's CPU (and per case), the demo's CPU, and what other processes of the machine took
@@ -53,13 +53,14 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+import anyio
 from pydantic import SecretStr
 
 from threadcase import wire
-from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
-from threadcase.harness.runner import RunSettings, prepare_process, run_suite
+from threadcase.harness.runner import RunSettings, prepare_process
 from threadcase.instance import InstanceClient
+from threadcase.report import run_and_report
 
 # One agent step per turn: an acknowledgement the demo agent answers with one sentence and no tool
 # call or widget, so each turn costs exactly one latency L on the server and the bound is exact.
@@ -220,7 +221,7 @@ async def main(cases: int, turns: int, latency_ms: int, concurrency: int) -> Non
         imports = time.perf_counter() - imports
         started, cpu_started = time.perf_counter(), time.process_time()
         server_started, machine_started = _process_cpu(pid), _machine_busy()
-        summary = await run_suite(run)
+        summary = await run_and_report(run)
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
         server_cpu = _process_cpu(pid) - server_started
@@ -250,4 +251,4 @@ if __name__ == "__main__":
     parser.add_argument("--latency-ms", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=50)
     args = parser.parse_args()
-    run_loop(main, args.cases, args.turns, args.latency_ms, args.concurrency)
+    anyio.run(main, args.cases, args.turns, args.latency_ms, args.concurrency)

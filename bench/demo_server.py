@@ -7,7 +7,7 @@ it, then reads the server's CPU from ``/proc/<pid>/stat`` before and after. Two 
 - ``client`` (default): a fixed request sequence per case through :class:`InstanceClient` — create the
   thread, pin an empty credential view, subscribe, T × (chat, wait for run-finish), delete the thread —
   at ``--concurrency``; the same requests every run, so the figure moves only with the server's code;
-- ``runner``: the real :func:`run_suite` over generated cases (what ``bench.concurrency`` times), whose
+- ``runner``: the real :func:`run_and_report` over generated cases (what ``bench.concurrency`` times), whose
   exact request mix depends on the harness.
 
 Seconds of CPU are noisy on a shared machine, so the figure to compare is instructions:
@@ -36,7 +36,6 @@ import anyio
 from bench.concurrency import TURN_TEXTS, generated_run, process_times
 from bench.concurrency import demo_process as serve_demo
 from threadcase import wire
-from threadcase._util.loop import run as run_loop
 from threadcase.demo_instance import DemoSettings
 from threadcase.instance import InstanceClient
 
@@ -105,11 +104,12 @@ async def drive_client(url: str, cases: int, turns: int, concurrency: int) -> No
 
 
 async def drive_runner(url: str, cases: int, turns: int, concurrency: int) -> None:
-    from threadcase.harness.runner import prepare_process, run_suite
+    from threadcase.harness.runner import prepare_process
+    from threadcase.report import run_and_report
 
     with generated_run(url, cases, turns, concurrency) as settings:
         prepare_process()
-        summary = await run_suite(settings)
+        summary = await run_and_report(settings)
         if summary.units.errored:
             raise RuntimeError(f"{summary.units.errored} errored units")
 
@@ -178,4 +178,4 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--profile", type=Path, default=None)
     args = parser.parse_args()
-    run_loop(main, args.driver, args.cases, args.turns, args.concurrency, args.latency_ms, args.repeat, args.profile)
+    anyio.run(main, args.driver, args.cases, args.turns, args.concurrency, args.latency_ms, args.repeat, args.profile)

@@ -29,9 +29,8 @@ from tests.turns import drive_turn
 from threadcase.case.schema import ReplaySeed
 from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.serve import serve_in_thread
-from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
+from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD, DemoConfigError
 from threadcase.demo_instance.traces import TraceShipper
-from threadcase.errors import ConfigError
 from threadcase.instance import InstanceClient
 from threadcase.seeds.replay import load_replay
 
@@ -240,8 +239,8 @@ def test_shipper_retries_a_transient_failure_and_delivers_in_order() -> None:
     assert (shipper.delivered, shipper.failed, shipper.dropped, shipper.unsent) == (2, 0, 0, 0)
 
 
-def test_a_bad_endpoint_is_a_config_error_naming_the_variable_and_never_the_key() -> None:
-    with pytest.raises(ConfigError) as info:
+def test_a_bad_endpoint_is_a_demo_config_error_naming_the_variable_and_never_the_key() -> None:
+    with pytest.raises(DemoConfigError) as info:
         DemoSettings.from_env(
             {"THREADCASE_DEMO_TRACE_ENDPOINT": "smith.example", "THREADCASE_DEMO_TRACE_API_KEY": "lsv2-hidden"}
         )

@@ -32,9 +32,10 @@ from tests.turns import drive_turn
 from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.instance import InstanceClient
 from threadcase.render import render_transcript
+from threadcase.report import run_and_report
 from threadcase.seeds.replay import export_replay
 from threadcase.verdicts import CaseResult
 
@@ -183,7 +184,7 @@ async def _run(suite: Path, url: str, out: Path, replay_dir: Path | None) -> Cas
         timeout_seconds=30,
         concurrency=1,
     )
-    await run_suite(settings, on_result=results.append)
+    await run_and_report(settings, on_result=results.append)
     (result,) = results
     return result
 

@@ -19,8 +19,9 @@ from threadcase.demo_instance import DemoSettings, create_app
 from threadcase.demo_instance.serve import serving
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
 from threadcase.errors import ReplayError
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.instance import InstanceClient
+from threadcase.report import run_and_report
 from threadcase.seeds.inline import InstanceSnapshot
 from threadcase.seeds.replay import restore_replay_seed
 from threadcase.seeds.replay_rebuild import rebuild_thread
@@ -128,7 +129,7 @@ async def test_the_runner_voids_a_partly_recovered_replay_case_as_a_framework_is
             timeout_seconds=30,
             concurrency=1,
         )
-        await run_suite(settings, on_result=results.append)
+        await run_and_report(settings, on_result=results.append)
     (result,) = results
     assert result.status == "not_judged"
     (premise,) = [p for p in result.premises if p.name == "seed-restored"]

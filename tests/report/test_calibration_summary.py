@@ -11,9 +11,9 @@ from pydantic import SecretStr
 
 from tests.fakes.openai_server import FakeOpenAI
 from tests.report.factory import result
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
-from threadcase.report import build_summary, rebuild_reports
+from threadcase.report import build_summary, rebuild_reports, run_and_report
 from threadcase.report.console import summary_lines
 from threadcase.report.html import render_html
 
@@ -32,7 +32,7 @@ async def test_a_judge_that_never_answered_shows_in_the_summary_console_and_html
     labelled.write_text("".join(json.dumps({"id": f"i{i}", **item}) + "\n" for i in range(3)), encoding="utf-8")
     models = ModelSettings(api_key=SecretStr("k"), base_url=url, judge_model="fake-judge", timeout_seconds=2)
     settings = RunSettings(suite=CASE, output_dir=tmp_path / "out", models=models, calibration_set=labelled)
-    summary = await run_suite(settings)
+    summary = await run_and_report(settings)
 
     calibration = summary.calibration
     assert calibration is not None

@@ -14,7 +14,8 @@ from rich.console import Console
 
 from tests.report.factory import result
 from threadcase.errors import ConfigError
-from threadcase.report import JournalWriter, build_summary, read_journal, rebuild_reports
+from threadcase.harness.journal import JournalWriter, read_journal
+from threadcase.report import build_summary, rebuild_reports
 from threadcase.report.console import ConsoleReporter, build_line, case_line, summary_lines
 from threadcase.report.html import render_case_section, render_html
 from threadcase.report.junit import render_junit

@@ -10,8 +10,9 @@ from pydantic import SecretStr
 
 from tests.fakes.openai_server import FakeOpenAI
 from threadcase.errors import ConfigError
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
+from threadcase.report import run_and_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 CASE = GOLDEN / "build-single-prompt-slack.json"
@@ -40,7 +41,7 @@ async def test_a_judge_that_disagrees_with_the_labels_grades_nothing(
 ) -> None:
     fake, url = fake_openai
     fake.queue(_verdict(False), _verdict(False))
-    summary = await run_suite(_settings(tmp_path, url))
+    summary = await run_and_report(_settings(tmp_path, url))
     assert len(fake.requests) == 2  # the two calibration items; the case's judge call was never made
     journal = [json.loads(line) for line in (tmp_path / "out" / "journal.jsonl").read_text().splitlines()]
     verdicts = {v["unit"]: v for v in journal[0]["verdicts"]}
@@ -56,7 +57,7 @@ async def test_a_judge_that_disagrees_with_the_labels_grades_nothing(
 async def test_a_calibrated_judge_grades_the_case(tmp_path: Path, fake_openai: tuple[FakeOpenAI, str]) -> None:
     fake, url = fake_openai
     fake.queue(_verdict(True), _verdict(True), _verdict(True))
-    await run_suite(_settings(tmp_path, url))
+    await run_and_report(_settings(tmp_path, url))
     assert fake.pending == 0
     journal = [json.loads(line) for line in (tmp_path / "out" / "journal.jsonl").read_text().splitlines()]
     verdicts = {v["unit"]: v for v in journal[0]["verdicts"]}
@@ -70,8 +71,8 @@ async def test_a_missing_calibration_set_stops_the_run_before_anything_runs(
 ) -> None:
     fake, url = fake_openai
     with pytest.raises(ConfigError, match="--skip-calibration"):
-        await run_suite(_settings(tmp_path, url, calibration_set=tmp_path / "missing.jsonl"))
+        await run_and_report(_settings(tmp_path, url, calibration_set=tmp_path / "missing.jsonl"))
     assert fake.requests == []
     fake.queue(_verdict(True))
-    await run_suite(_settings(tmp_path, url, calibration_set=tmp_path / "missing.jsonl", skip_calibration=True))
+    await run_and_report(_settings(tmp_path, url, calibration_set=tmp_path / "missing.jsonl", skip_calibration=True))
     assert len(fake.requests) == 1

@@ -17,7 +17,7 @@ from tests.runner.test_run_demo import GOLDEN, leftovers
 from threadcase.cli import main
 from threadcase.cli import run as run_cli
 from threadcase.demo_instance import DemoSettings, demo_server_sync
-from threadcase.report import read_journal
+from threadcase.harness.journal import read_journal
 
 THREADCASE = Path(sys.executable).parent / "threadcase"
 

@@ -11,8 +11,9 @@ from pydantic import SecretStr
 
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness import runner
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
+from threadcase.report import run_and_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 
@@ -23,14 +24,14 @@ async def test_eight_live_copies_of_a_seeded_case_all_pass(tmp_path: Path, monke
     concurrency > 4 (several clients per lane) a case could evict another live case's seeded workflows."""
     # An http:// lane has one client now; an https:// lane of this size has two, and claims must hold
     # across them.
-    monkeypatch.setattr(runner, "_clients_for", lambda url, cap: 2)
+    monkeypatch.setattr(runner, "_clients_for", lambda cap: 2)
     suite = tmp_path / "suite"
     suite.mkdir()
     for i in range(8):
         shutil.copy(GOLDEN / "seeded-edit-by-name.json", suite / f"copy-{i}.json")
     demo = DemoSettings()
     async with demo_server(demo) as url:
-        summary = await run_suite(
+        summary = await run_and_report(
             RunSettings(
                 suite=suite,
                 base_urls=[url],

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.journal import read_journal
+from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
-from threadcase.report import read_journal
+from threadcase.report import run_and_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 
@@ -43,7 +44,7 @@ def _settings(tmp_path: Path, **kwargs: object) -> RunSettings:
 
 @pytest.mark.anyio
 async def test_golden_suite_is_green_on_the_clean_demo_agent(tmp_path: Path) -> None:
-    summary = await run_suite(_settings(tmp_path))
+    summary = await run_and_report(_settings(tmp_path))
     assert summary.cases >= 14
     results = read_journal(tmp_path / "journal.jsonl")
     bad = [(r.case_slug, [v.reason for v in r.verdicts if v.status == "fail"], r.error) for r in results]
@@ -61,7 +62,7 @@ async def test_golden_suite_is_green_on_the_clean_demo_agent(tmp_path: Path) -> 
 @pytest.mark.anyio
 @pytest.mark.parametrize("misbehaviour", sorted(CATCHES))
 async def test_each_misbehaviour_turns_a_golden_case_red(tmp_path: Path, misbehaviour: str) -> None:
-    summary = await run_suite(_settings(tmp_path, filter=CATCHES[misbehaviour], demo_misbehave=[misbehaviour]))
+    summary = await run_and_report(_settings(tmp_path, filter=CATCHES[misbehaviour], demo_misbehave=[misbehaviour]))
     results = read_journal(tmp_path / "journal.jsonl")
     assert results
     assert summary.exit_code == 1

@@ -9,8 +9,9 @@ import pytest
 
 from threadcase.credentials.seeder import CredentialSeeder, SeededCredential
 from threadcase.errors import InstanceError
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
+from threadcase.report import run_and_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 
@@ -30,7 +31,7 @@ async def test_a_credential_the_user_could_not_create_voids_the_case(
         )
 
     monkeypatch.setattr(CredentialSeeder, "create_for_proxy", refused)
-    summary = await run_suite(
+    summary = await run_and_report(
         RunSettings(
             suite=GOLDEN,
             filter="credentials-engaged-none-existing",
@@ -64,7 +65,7 @@ async def test_a_seed_that_cannot_be_restored_is_a_failed_premise_not_an_error(t
     (suite / "replay-missing.json").write_text(json.dumps(case), encoding="utf-8")
     replays = tmp_path / "replays"
     replays.mkdir()
-    summary = await run_suite(
+    summary = await run_and_report(
         RunSettings(suite=suite, output_dir=tmp_path / "out", models=ModelSettings(), replay_dir=replays)
     )
     (line,) = (tmp_path / "out" / "journal.jsonl").read_text().splitlines()
@@ -92,7 +93,7 @@ async def test_a_listing_refused_while_opening_the_lane_is_a_plain_instance_erro
 
     monkeypatch.setattr(InstanceClient, "list_workflows", refused)
     with pytest.raises(InstanceError) as caught:
-        await run_suite(
+        await run_and_report(
             RunSettings(suite=GOLDEN, filter="build-single-prompt", output_dir=tmp_path / "out", models=ModelSettings())
         )
     assert (caught.value.path, caught.value.status) == ("/rest/workflows", 500)

@@ -14,10 +14,11 @@ from pydantic import SecretStr
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.errors import ConversationError
 from threadcase.harness import pipeline
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.journal import read_journal
+from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
 from threadcase.records import RunRecord
-from threadcase.report import read_journal
+from threadcase.report import run_and_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
 # Seeds (workflows, folders, agents), declared and proxy-created credentials, plain builds.
@@ -67,7 +68,7 @@ def settings(tmp_path: Path, urls: list[str], **kwargs: object) -> RunSettings:
 async def test_two_lanes_share_the_work_and_nothing_created_remains(tmp_path: Path) -> None:
     async with lanes(tmp_path, 2) as (urls, dbs):
         before = [leftovers(db) for db in dbs]
-        summary = await run_suite(settings(tmp_path, urls, filter=CLEANUP_MIX, iterations=2, concurrency=6))
+        summary = await run_and_report(settings(tmp_path, urls, filter=CLEANUP_MIX, iterations=2, concurrency=6))
         after = [leftovers(db) for db in dbs]
     assert summary.exit_code == 0, summary.case_statuses
     results = read_journal(tmp_path / "out" / "journal.jsonl")
@@ -107,7 +108,7 @@ async def test_a_failure_inside_one_case_is_recorded_and_the_others_run(
     monkeypatch.setattr(pipeline, "converse", flaky)
     async with lanes(tmp_path, 1) as (urls, dbs):
         before = leftovers(dbs[0])
-        summary = await run_suite(
+        summary = await run_and_report(
             settings(tmp_path, urls, filter="seeded-edit-attached,build-single-prompt-slack,folder-with-decoys")
         )
         assert leftovers(dbs[0]) == before  # the failed case's seed was cleaned up too
@@ -128,7 +129,7 @@ async def test_a_failure_inside_one_case_is_recorded_and_the_others_run(
 @pytest.mark.anyio
 async def test_faults_are_retried_or_reported_as_framework_issues(tmp_path: Path) -> None:
     async with lanes(tmp_path, 1, faults=0.2, seed=7) as (urls, dbs):
-        summary = await run_suite(
+        summary = await run_and_report(
             settings(tmp_path, urls, exclude="compaction,context-cost,pressure", concurrency=8, inactivity_seconds=4)
         )
         with sqlite3.connect(dbs[0]) as conn:
@@ -194,7 +195,7 @@ async def test_a_folder_the_agent_made_is_cleaned_up(tmp_path: Path) -> None:
     }
     (suite / "folder-move.json").write_text(json.dumps(case), encoding="utf-8")
     async with lanes(tmp_path, 1) as (urls, dbs):
-        summary = await run_suite(settings(tmp_path, urls, suite=suite))
+        summary = await run_and_report(settings(tmp_path, urls, suite=suite))
         left = leftovers(dbs[0])
     assert summary.exit_code == 0, summary.units
     assert left == dict.fromkeys(LEFTOVER_KINDS, 0)
@@ -203,7 +204,7 @@ async def test_a_folder_the_agent_made_is_cleaned_up(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_keep_artifacts_keeps_what_was_built_but_never_the_credentials(tmp_path: Path) -> None:
     async with lanes(tmp_path, 1) as (urls, dbs):
-        summary = await run_suite(
+        summary = await run_and_report(
             settings(
                 tmp_path, urls, filter="credentials-engaged-one-existing,seeded-edit-attached", keep_artifacts=True
             )
@@ -233,7 +234,7 @@ async def test_the_event_stream_connects_during_set_up_unless_a_seed_comes_first
 
     monkeypatch.setattr(pipeline, "converse", watching)
     async with lanes(tmp_path, 1) as (urls, _):
-        summary = await run_suite(
+        summary = await run_and_report(
             settings(
                 tmp_path, urls, filter="build-single-prompt-slack,seeded-edit-attached,credentials-engaged-two-existing"
             )

@@ -11,9 +11,10 @@ from pydantic import SecretStr
 from threadcase.case import loader
 from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.errors import CaseProblem, CaseSchemaError
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.instance import InstanceClient
 from threadcase.models import ModelSettings
+from threadcase.report import run_and_report
 
 CASE = {
     "complexity": "simple",
@@ -45,7 +46,7 @@ async def test_a_bad_case_file_wins_over_an_unreachable_instance(tmp_path: Path)
         models=ModelSettings(),
     )
     with pytest.raises(CaseSchemaError) as info:
-        await run_suite(settings)
+        await run_and_report(settings)
     assert any("broken.json" in problem.render() for problem in info.value.problems)
     assert not (tmp_path / "out").exists()
 
@@ -71,7 +72,7 @@ async def test_the_suite_loads_while_the_lane_logs_in(tmp_path: Path, monkeypatc
     demo = DemoSettings()
     files = 4 * loader.FILES_PER_STEP
     async with demo_server(demo) as url:
-        summary = await run_suite(
+        summary = await run_and_report(
             RunSettings(
                 suite=_suite(tmp_path / "suite", files),
                 base_urls=[url],

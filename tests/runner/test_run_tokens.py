@@ -15,9 +15,10 @@ from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.harness import pipeline
 from threadcase.harness.conversation import Budgets
 from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.instance import InstanceClient
 from threadcase.models import ModelSettings
+from threadcase.report import run_and_report
 
 TOKEN = "EVAL_SLACK_ACCESS_TOKEN"
 
@@ -70,7 +71,7 @@ async def test_run_suite_reads_the_tokens_from_the_process_environment_at_its_st
 
     monkeypatch.setattr(pipeline, "CredentialSeeder", seeder)
     suite = write_thanks_cases(tmp_path / "suite", 1, turns=1, **SLACK_CASE)
-    summary = await run_suite(RunSettings(suite=suite, output_dir=tmp_path / "out", models=ModelSettings()))
+    summary = await run_and_report(RunSettings(suite=suite, output_dir=tmp_path / "out", models=ModelSettings()))
     assert summary.exit_code == 0
     assert handed == [token_environment()]
     assert handed[0] is not None

@@ -10,8 +10,9 @@ import pytest
 from pydantic import SecretStr
 
 from threadcase.demo_instance import DemoSettings, demo_server
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
+from threadcase.report import run_and_report
 
 CASE = {
     "description": "Form submissions go into the orders table the scenario seeds.",
@@ -47,7 +48,7 @@ async def test_scenario_tables_are_there_for_the_build_and_gone_after(tmp_path: 
     db = tmp_path / "demo.sqlite"
     demo = DemoSettings(db_path=db)
     async with demo_server(demo) as url:
-        summary = await run_suite(
+        summary = await run_and_report(
             RunSettings(
                 suite=suite,
                 base_urls=[url],

@@ -23,9 +23,10 @@ from threadcase.harness import pipeline
 from threadcase.harness.conversation import Budgets
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
-from threadcase.harness.runner import RunSettings, run_suite
+from threadcase.harness.runner import RunSettings
 from threadcase.instance import InstanceClient
 from threadcase.models import ModelSettings
+from threadcase.report import run_and_report
 from threadcase.verdicts import CaseResult
 
 LATENCY_MS = 80
@@ -68,7 +69,7 @@ def _deadline_config(seconds: float) -> PipelineConfig:
 @pytest.mark.anyio
 async def test_concurrency_bounds_conversations_while_the_next_cases_set_up_ahead(tmp_path: Path) -> None:
     write_thanks_cases(tmp_path / "suite", 6)
-    summary = await run_suite(
+    summary = await run_and_report(
         RunSettings(
             suite=tmp_path / "suite",
             concurrency=2,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from threadcase.errors import ConfigError
+
 __all__ = ["demo"]
 
 
@@ -87,19 +89,22 @@ def serve(
     misbehaviours: sourceContext.demoMisbehave on thread create, or the X-Demo-Misbehave header on chat.
     """
     from threadcase.demo_instance.server import serve_forever
-    from threadcase.demo_instance.settings import DemoSettings
+    from threadcase.demo_instance.settings import DemoConfigError, DemoSettings
 
-    # A bad value (e.g. an unknown misbehaviour) raises ConfigError: one line, exit code 2.
-    settings = DemoSettings.from_env(
-        os.environ,
-        db_path=db_path,
-        misbehave=misbehave or None,
-        latency_ms=latency_ms,
-        faults=faults,
-        seed=seed,
-        trace_to=trace_to,
-        trace_endpoint=trace_endpoint,
-    )
+    try:
+        settings = DemoSettings.from_env(
+            os.environ,
+            db_path=db_path,
+            misbehave=misbehave or None,
+            latency_ms=latency_ms,
+            faults=faults,
+            seed=seed,
+            trace_to=trace_to,
+            trace_endpoint=trace_endpoint,
+        )
+    except DemoConfigError as exc:
+        # A bad value (e.g. an unknown misbehaviour): one line, exit code 2.
+        raise ConfigError(str(exc)) from None
     password = (
         settings.password.get_secret_value() if settings.uses_default_password else "(from THREADCASE_DEMO_PASSWORD)"
     )
@@ -125,6 +130,8 @@ def serve(
 
     try:
         serve_forever(settings, host=host, port=port, ready=ready)
+    except DemoConfigError as exc:  # an unusable --db or trace path, found when the store opens
+        raise ConfigError(str(exc)) from None
     except KeyboardInterrupt:
         # uvicorn already shut down cleanly; it re-raises the signal only so callers know why.
         click.echo("threadcase demo instance stopped")

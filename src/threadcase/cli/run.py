@@ -1,4 +1,4 @@
-"""``threadcase run`` and ``threadcase report``: a thin shell over :func:`threadcase.harness.runner.run_suite`.
+"""``threadcase run`` and ``threadcase report``: a thin shell over :func:`threadcase.report.run_and_report`.
 
 Each flag is one keyword of :class:`~threadcase.harness.runner.RunSettings` and has a
 ``THREADCASE_*`` environment twin. Exit codes: 0 every judged unit passed, 1 a unit failed,
@@ -12,15 +12,15 @@ import os
 import sys
 from pathlib import Path
 
+import anyio
 import click
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
-from threadcase._util.loop import run as run_loop
 from threadcase.errors import ConfigError
-from threadcase.harness.runner import RunSettings, RunSummary, prepare_process, run_suite
+from threadcase.harness.runner import RunSettings, prepare_process
 from threadcase.models import ModelSettings
-from threadcase.report import rebuild_reports
+from threadcase.report import RunSummary, rebuild_reports, run_and_report
 from threadcase.report.console import ConsoleReporter, summary_lines
 from threadcase.verdicts import CaseResult
 
@@ -279,7 +279,7 @@ def run(
         models=ModelSettings.from_env(),
     )
     console = _Console(stderr=as_json, highlight=False)
-    # The planned total is known only once the suite is loaded: run_suite reports it via on_start.
+    # The planned total is known only once the suite is loaded: the run reports it via on_start.
     reporter = ConsoleReporter(console, total=0, iterations=iterations, progress=progress and not as_json)
 
     def on_result(result: CaseResult) -> None:
@@ -288,10 +288,10 @@ def run(
 
     async def main() -> RunSummary:
         with reporter:
-            return await run_suite(settings, on_result=on_result, on_start=reporter.set_total)
+            return await run_and_report(settings, on_result=on_result, on_start=reporter.set_total)
 
     prepare_process()
-    summary = run_loop(main)
+    summary = anyio.run(main)
     _emit_summary(summary, as_json=as_json, console=_Console(stderr=False, highlight=False))
     sys.exit(summary.exit_code)
 

@@ -26,10 +26,9 @@ from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import EventHub, fast_json, utc_now
 from threadcase.demo_instance.faults import FaultInjector
 from threadcase.demo_instance.runs import RunManager
-from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
+from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoConfigError, DemoSettings
 from threadcase.demo_instance.storage import Store
 from threadcase.demo_instance.traces import TraceShipper, TraceWriter
-from threadcase.errors import ConfigError
 
 __all__ = ["AUTH_COOKIE", "Platform", "User", "ok", "ok_plain", "parse_body", "parse_misbehaviours"]
 
@@ -83,7 +82,7 @@ class Platform:
             if tracer is not None and settings.trace_endpoint:
                 try:
                     tracer.shipper = TraceShipper(settings.trace_endpoint, settings.trace_api_key)
-                except ConfigError:
+                except DemoConfigError:
                     # The SDK refused the endpoint: the same clean-up as an unusable path, then its one line.
                     store.close()
                     raise
@@ -93,7 +92,7 @@ class Platform:
                 store.close()
             value = settings.db_path if flag == "--db" else settings.trace_to
             what = "THREADCASE_DEMO_DB" if flag == "--db" else "THREADCASE_DEMO_TRACE_TO"
-            raise ConfigError(
+            raise DemoConfigError(
                 f"demo {flag} ({what}) {str(value) if value else '(temporary)'!r} cannot be used: {exc}; "
                 "give a writable path"
             ) from None

@@ -11,15 +11,10 @@ import contextlib
 import socket
 import threading
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import uvicorn
-
-from threadcase._util.loop import run as run_loop
-
-if TYPE_CHECKING:
-    import asyncio
 
 __all__ = ["serve_in_thread", "serving"]
 
@@ -44,13 +39,11 @@ def serve_in_thread(
     port: int = 0,
     startup_timeout: float = 20.0,
     shutdown_timeout: float = 10.0,
-    http: type[asyncio.Protocol] | None = None,
 ) -> Iterator[str]:
     """Run ``app`` until the block exits; yields its base URL (``http://127.0.0.1:PORT``).
 
     ``port=0`` binds a free port. Open streams (SSE) are closed at shutdown after
-    ``shutdown_timeout`` seconds, so the thread always ends. ``http``: uvicorn's HTTP protocol class
-    (None = uvicorn's choice).
+    ``shutdown_timeout`` seconds, so the thread always ends.
     """
     sock = _bind(host, port)
     bound_port = sock.getsockname()[1]
@@ -61,14 +54,13 @@ def serve_in_thread(
         lifespan="on",
         timeout_graceful_shutdown=max(1, int(shutdown_timeout / 2)),
         ws="none",
-        http=http or "auto",
     )
     server = uvicorn.Server(config)
     failure: list[BaseException] = []
 
     def _run() -> None:
         try:
-            run_loop(_serve, server, sock)
+            anyio.run(_serve, server, sock)
         except BaseException as exc:  # surfaced to the caller below
             failure.append(exc)
 

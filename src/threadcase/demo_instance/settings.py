@@ -12,9 +12,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from threadcase.errors import ConfigError
+__all__ = ["DEFAULT_EMAIL", "DEFAULT_PASSWORD", "MISBEHAVIOURS", "DemoConfigError", "DemoSettings"]
 
-__all__ = ["DEFAULT_EMAIL", "DEFAULT_PASSWORD", "MISBEHAVIOURS", "DemoSettings"]
+
+class DemoConfigError(ValueError):
+    """A demo setting (flag, environment variable, path) cannot be used; the message names it and the value.
+
+    The demo stands alone (it imports nothing of threadcase but the wire shapes), so this is its own;
+    threadcase's CLI and runner report it as a configuration error: one line, exit code 2.
+    """
+
 
 DEFAULT_EMAIL = "owner@threadcase.dev"
 DEFAULT_PASSWORD = "threadcase-demo"  # a published demo default, printed at start
@@ -107,7 +114,7 @@ class DemoSettings(BaseModel):
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: object) -> DemoSettings:
         """Settings from ``THREADCASE_DEMO_*`` variables; explicit ``overrides`` win (None = not given).
 
-        Raises :class:`ConfigError` naming the variable and the bad value.
+        Raises :class:`DemoConfigError` naming the variable and the bad value.
         """
         env = os.environ if environ is None else environ
         names = {
@@ -139,7 +146,7 @@ class DemoSettings(BaseModel):
             if first is not None:
                 field = str(first["loc"][0]) if first["loc"] else "?"
                 shown = "***" if field in ("password", "trace_api_key") else repr(first.get("input"))
-                raise ConfigError(
+                raise DemoConfigError(
                     f"demo setting {field} ({names.get(field, field)}) = {shown}: {first['msg']}"
                 ) from None
-            raise ConfigError(f"demo settings: {exc}") from None
+            raise DemoConfigError(f"demo settings: {exc}") from None

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from pydantic import SecretStr
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from threadcase.errors import ConfigError
+from threadcase.demo_instance.settings import DemoConfigError
 
 __all__ = ["RunPoster", "TraceShipper", "TraceWriter", "turn_runs"]
 
@@ -185,7 +185,7 @@ class TraceShipper:
             try:
                 self._made = _SdkPoster(api_url, api_key, timeout)
             except Exception as exc:
-                raise ConfigError(
+                raise DemoConfigError(
                     f"demo --trace-endpoint (THREADCASE_DEMO_TRACE_ENDPOINT) {api_url!r} cannot be used: "
                     f"{self._redact_text(str(exc), api_key)}"
                 ) from None

@@ -28,16 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from threadcase._util.fanout import fan_out
 from threadcase.demo_instance.settings import MISBEHAVIOURS
 from threadcase.errors import ConfigError, InstanceError
+from threadcase.harness.journal import JOURNAL_NAME, JournalWriter
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.models import ModelSettings
-from threadcase.report import (
-    JOURNAL_NAME,
-    JournalWriter,
-    RunSummary,
-    build_summary,
-    render_case_section,
-    write_reports,
-)
 from threadcase.verdicts import CaseResult
 
 if TYPE_CHECKING:
@@ -45,7 +38,7 @@ if TYPE_CHECKING:
     from threadcase.grading.calibration import CalibrationResult
     from threadcase.harness.pipeline import LaneResources
 
-__all__ = ["KNOWN_MISBEHAVIOURS", "RunSettings", "RunSummary", "default_output_dir", "execute", "run_suite"]
+__all__ = ["KNOWN_MISBEHAVIOURS", "RunOutcome", "RunSettings", "default_output_dir", "execute", "run_suite"]
 
 # One list, owned by the demo instance (settings only: importing it starts nothing).
 KNOWN_MISBEHAVIOURS = MISBEHAVIOURS
@@ -204,6 +197,7 @@ async def _instances(settings: RunSettings) -> AsyncIterator[tuple[list[str], st
         yield settings.base_urls, settings.email, settings.password.get_secret_value()
         return
     from threadcase.demo_instance import DemoSettings, demo_server
+    from threadcase.demo_instance.settings import DemoConfigError
 
     demo = DemoSettings(
         misbehave=frozenset(settings.demo_misbehave),
@@ -215,22 +209,21 @@ async def _instances(settings: RunSettings) -> AsyncIterator[tuple[list[str], st
     password = settings.password.get_secret_value() if settings.password else demo.password.get_secret_value()
     if settings.email or settings.password:
         demo = demo.model_copy(update={"email": email, "password": SecretStr(password)})
-    async with demo_server(demo) as url:
-        yield [url], email, password
+    try:
+        async with demo_server(demo) as url:
+            yield [url], email, password
+    except DemoConfigError as exc:  # only the demo raises it: a setting it cannot use
+        raise ConfigError(str(exc)) from None
 
 
 CASES_PER_CLIENT = 4
-"""Concurrent cases sharing one HTTP client on an ``https://`` lane: httpx's own connection pool scans
-every connection it holds on each request, and each running case holds an event stream open, so one
-client for fifty cases spends its time scanning; a few clients per lane keep each pool small. An
-``http://`` lane needs one client: its lean transport (``instance/http11.py``) takes an idle connection
-without a scan, and each extra client was one more login before the first case could start."""
+"""Concurrent cases sharing one HTTP client: httpx's connection pool scans every connection it holds
+on each request, and each running case holds an event stream open, so one client for fifty cases
+spends its time scanning; a few clients per lane keep each pool small."""
 MAX_CLIENTS_PER_LANE = 16
 
 
-def _clients_for(url: str, cap: int) -> int:
-    if url.startswith("http://"):
-        return 1
+def _clients_for(cap: int) -> int:
     return min(MAX_CLIENTS_PER_LANE, max(1, -(-cap // CASES_PER_CLIENT)))
 
 
@@ -256,9 +249,7 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
             raise ConfigError(f"login to {url} refused for {email!r}: check --email / --password") from None
         raise
     claims = first.claims  # one registry per lane: a claim made through any client protects the artifact
-    more = [
-        InstanceClient(url, email=email, password=password, claims=claims) for _ in range(_clients_for(url, cap) - 1)
-    ]
+    more = [InstanceClient(url, email=email, password=password, claims=claims) for _ in range(_clients_for(cap) - 1)]
     for other in more:
         stack.push_async_callback(other.aclose)
 
@@ -385,9 +376,9 @@ async def _calibrate(settings: RunSettings) -> CalibrationResult:
 
 
 def prepare_process() -> None:
-    """Ready the calling process for a run: what ``threadcase run`` does before :func:`run_suite`.
+    """Ready the calling process for a run: what ``threadcase run`` does before it starts the run.
 
-    Imports the modules ``run_suite`` imports on first use, then takes every object alive at that
+    Imports the modules :func:`run_suite` imports on first use, then takes every object alive at that
     point (modules, classes, validators) out of the garbage collector's reach and lets the young
     generation grow to 10,000 allocations before a pass: a run allocates a great deal and keeps little,
     and with the defaults the collector kept re-scanning the start-up heap (~6% of the harness's CPU
@@ -404,19 +395,33 @@ def prepare_process() -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
+@dataclasses.dataclass(frozen=True)
+class RunOutcome:
+    """What :func:`run_suite` ran and recorded: the results in journal order, and what the reports name."""
+
+    results: list[CaseResult]
+    run_id: str
+    suite: Path
+    output_dir: Path
+    base_urls: list[str]
+    """The lanes given with ``--base-url`` ([] for the embedded demo instance)."""
+    planned: int
+    interrupted: bool
+
+
 async def run_suite(
     settings: RunSettings,
     *,
     on_result: Callable[[CaseResult], None] | None = None,
     on_start: Callable[[int], None] | None = None,
-) -> RunSummary:
-    """Run the selected cases × iterations and write the journal and reports; returns the summary.
+) -> RunOutcome:
+    """Run the selected cases × iterations, appending each result to the journal as it finishes.
 
     Raises ``UsageError`` (bad suite, flag or case file: exit 2) before any case runs (the suite loads
     while the instances start, and its problems win over theirs), and ``InstanceError`` when no lane
     is reachable (exit 3). Everything that fails inside a case is a recorded result. ``on_start`` gets
     the planned number of case-iterations once the suite is loaded; ``on_result`` each result as it is
-    journaled.
+    journaled. The reports are :func:`threadcase.report.run_and_report`'s.
     """
     from threadcase.case.loader import default_suite_path
     from threadcase.credentials.seeder import token_environment
@@ -428,7 +433,6 @@ async def run_suite(
         raise ConfigError(f"suite {str(suite)!r} does not exist; pass --suite DIR (or THREADCASE_SUITE)")
     run_id = uuid.uuid4().hex[:12]
     results: list[CaseResult] = []
-    html_sections: dict[tuple[str, int], str] = {}
     interrupted = False
     base_urls: list[str] = []
     async with contextlib.AsyncExitStack() as stack:
@@ -458,7 +462,6 @@ async def run_suite(
 
             def record(result: CaseResult) -> None:
                 journal.append(result)
-                html_sections[(result.case_slug, result.iteration)] = render_case_section(result)
                 if on_result is not None:
                     on_result(result)
 
@@ -472,14 +475,12 @@ async def run_suite(
                 key=lambda item: item.key,
                 on_result=record,
             )
-    summary = build_summary(
-        results,
+    return RunOutcome(
+        results=results,
         run_id=run_id,
-        suite=str(suite),
+        suite=suite,
+        output_dir=output_dir,
         base_urls=[] if not settings.base_urls else base_urls,
-        output_dir=str(output_dir),
-        interrupted=interrupted,
         planned=len(items),
+        interrupted=interrupted,
     )
-    write_reports(results, summary, output_dir, html_sections=html_sections)
-    return summary

@@ -6,23 +6,22 @@ rebuilds exactly what the run wrote.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from threadcase.harness.journal import read_journal
+from threadcase.harness.runner import RunSettings, run_suite
 from threadcase.report.html import render_case_section, render_html
-from threadcase.report.journal import JOURNAL_NAME, JournalWriter, read_journal
 from threadcase.report.junit import render_junit
 from threadcase.report.summary import RunSummary, build_summary, write_atomic
 from threadcase.verdicts import CaseResult
 
 __all__ = [
-    "JOURNAL_NAME",
-    "JournalWriter",
     "RunSummary",
     "build_summary",
-    "read_journal",
     "rebuild_reports",
     "render_case_section",
+    "run_and_report",
     "write_reports",
 ]
 
@@ -58,4 +57,36 @@ def rebuild_reports(journal: Path, output_dir: Path | None = None) -> RunSummary
     target = output_dir if output_dir is not None else journal.parent
     summary = build_summary(results, output_dir=str(target))
     write_reports(results, summary, target)
+    return summary
+
+
+async def run_and_report(
+    settings: RunSettings,
+    *,
+    on_result: Callable[[CaseResult], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> RunSummary:
+    """Run the suite (:func:`threadcase.harness.runner.run_suite`) and write every report; returns the summary.
+
+    The one call behind ``threadcase run``. Each result's HTML section is rendered the moment it is
+    journaled, so the report at the end only assembles them.
+    """
+    sections: dict[tuple[str, int], str] = {}
+
+    def record(result: CaseResult) -> None:
+        sections[(result.case_slug, result.iteration)] = render_case_section(result)
+        if on_result is not None:
+            on_result(result)
+
+    outcome = await run_suite(settings, on_result=record, on_start=on_start)
+    summary = build_summary(
+        outcome.results,
+        run_id=outcome.run_id,
+        suite=str(outcome.suite),
+        base_urls=outcome.base_urls,
+        output_dir=str(outcome.output_dir),
+        interrupted=outcome.interrupted,
+        planned=outcome.planned,
+    )
+    write_reports(outcome.results, summary, outcome.output_dir, html_sections=sections)
     return summary

@@ -57,7 +57,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from threadcase.demo_instance.agent.protocol import BuilderAgent
 from threadcase.demo_instance.apierror import ApiError, error_response
 from threadcase.demo_instance.faults import FaultMiddleware
-from threadcase.demo_instance.hotpath import DemoApp, HotRoutes
 from threadcase.demo_instance.platform import AUTH_COOKIE, Platform, ok, parse_body
 from threadcase.demo_instance.settings import DemoSettings
 
@@ -95,7 +94,7 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
         finally:
             platform.close()
 
-    app = DemoApp(title="threadcase demo instance", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app = FastAPI(title="threadcase demo instance", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.platform = platform
 
     @app.exception_handler(ApiError)
@@ -150,20 +149,6 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
     app.include_router(routes_eval.router)
     app.include_router(routes_resources.router)
     app.include_router(routes_executions.router)
-    # The routes every case calls skip FastAPI's machinery (see .hotpath); faults apply to them too.
-    app.hot = HotRoutes(
-        "/rest/instance-ai",
-        {
-            ("POST", "threads"): routes_ai.create_thread,
-            ("DELETE", "threads/{thread_id}"): routes_ai.delete_thread,
-            ("GET", "threads/{thread_id}/status"): routes_ai.thread_status,
-            ("POST", "chat/{thread_id}"): routes_ai.chat,
-            ("GET", "events/{thread_id}"): routes_ai.events,
-            ("POST", "eval/thread-credential-allowlist"): routes_eval.credential_allowlist,
-        },
-        on_error=_unexpected,
-        faults=platform.faults,
-    )
     if platform.faults is not None:
         app.add_middleware(FaultMiddleware, injector=platform.faults)
     return app

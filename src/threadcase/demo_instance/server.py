@@ -16,7 +16,6 @@ import uvicorn
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent
 from threadcase.demo_instance.app import create_app, platform_of
-from threadcase.demo_instance.coalesce import CoalescingHttpToolsProtocol
 from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.demo_instance.settings import DemoSettings
 
@@ -38,7 +37,7 @@ def demo_server_sync(
 ) -> Iterator[str]:
     """Serve a demo instance in a background thread until the block exits; yields its base URL."""
     app = create_app(settings or DemoSettings(), agent=agent)
-    with serve_in_thread(app, host=host, port=port, http=CoalescingHttpToolsProtocol) as url:
+    with serve_in_thread(app, host=host, port=port) as url:
         try:
             yield url
         finally:
@@ -106,7 +105,6 @@ def serve_forever(
         timeout_graceful_shutdown=2,
         # Nothing here reads the client address, so X-Forwarded-* need not be parsed on every request.
         proxy_headers=False,
-        http=CoalescingHttpToolsProtocol,
     )
     server = _Server(config, app)
     if ready is not None:

@@ -15,12 +15,7 @@ every statement is short, and the lock makes each :meth:`Store.tx` block atomic 
 other caller (tests and the CLI may touch the store from other threads) — simple and correct, with no
 connection pool to leak.
 
-A temporary instance (``path=None``) is a :class:`MemoryStore` (``Store(None)`` makes one): plain dicts
-with the same interface and the same answers — insertion order, put keeping a row's place, scopes,
-rollback of a failed :meth:`Store.tx`, SQLite's ``IntegrityError`` on a taken id. It has nothing to
-protect from a crash (it is thrown away at exit), and a SQLite statement, even on ``:memory:``, was a
-sixth of the demo's per-turn CPU. Documents are still kept encoded, so a read is a fresh copy of what was
-written, exactly as from SQLite. A file (``--db``) is SQLite in WAL mode.
+A temporary instance (``path=None``) is SQLite's ``:memory:``; a file (``--db``) is SQLite in WAL mode.
 """
 
 from __future__ import annotations
@@ -35,7 +30,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-__all__ = ["GLOBAL_KINDS", "SCOPED_KINDS", "SqliteStore", "Store"]
+__all__ = ["GLOBAL_KINDS", "SCOPED_KINDS", "Store"]
 
 GLOBAL_KINDS = (
     "users",
@@ -91,20 +86,11 @@ def _loads(text: str | bytes) -> Doc:
 class Store:
     """The demo instance's database. Methods are synchronous and fast; call them from the loop.
 
-    ``Store(path)`` opens SQLite at ``path``; ``Store(None)`` is a :class:`MemoryStore`.
+    ``Store(path)`` opens SQLite at ``path``; ``Store(None)`` a temporary database in memory.
     """
 
-    def __new__(cls, path: Path | None = None) -> Store:
-        """A :class:`MemoryStore` for ``path=None``, else this SQLite store."""
-        if cls is Store and path is None:
-            from threadcase.demo_instance.memstore import MemoryStore
-
-            return object.__new__(MemoryStore)
-        return object.__new__(cls)
-
     def __init__(self, path: Path | None) -> None:
-        """Open (and create) the database at ``path``; ``None`` here = SQLite's ``:memory:`` (reached
-        through :class:`SqliteStore` only: ``Store(None)`` is a :class:`MemoryStore`)."""
+        """Open (and create) the database at ``path``; ``None`` = SQLite's ``:memory:``."""
         self.path = path
         self._lock = threading.RLock()
         self._depth = 0
@@ -243,7 +229,3 @@ class Store:
             else:
                 row = self._conn.execute(f"SELECT COUNT(*) FROM {kind} WHERE scope = ?", (scope,)).fetchone()
         return int(row[0])
-
-
-class SqliteStore(Store):
-    """Always SQLite, ``:memory:`` for ``path=None`` (the reference the memory store is tested against)."""

@@ -26,7 +26,6 @@ from pydantic import BaseModel, ValidationError
 
 from threadcase import wire
 from threadcase.errors import InstanceError
-from threadcase.instance.http11 import HTTP11Transport
 from threadcase.instance.models import ClientTimeouts, Project
 from threadcase.instance.redact import Redactor, environment_secrets
 from threadcase.instance.retry import CallKind, RetryableStatus, RetryPolicy, retryable_status, should_retry
@@ -190,9 +189,6 @@ class InstanceClient:
         return self._http
 
     def _new_transport(self, limits: httpx.Limits) -> httpx.AsyncBaseTransport:
-        if self.base_url.startswith("http://"):
-            # Half the CPU per request of httpx's own (httpcore, h11, anyio streams): see .http11.
-            return HTTP11Transport(limits)
         return httpx.AsyncHTTPTransport(limits=limits, verify=_tls_context())
 
     async def login(self) -> None:
@@ -526,7 +522,7 @@ class InstanceClient:
         if missing_ok and response.status_code == 404:
             return None
         if response.status_code >= 400:
-            raise self._error("instance refused the call", method, path, response, response.content)
+            raise self.refusal("instance refused the call", method, path, response, response.content)
         return self._unwrap(method, path, response)
 
     async def _send(
@@ -643,15 +639,10 @@ class InstanceClient:
             return await self.http.send(request)
         response = await self._transport.handle_async_request(request)
         response.request = request
-        if isinstance(response.stream, httpx.ByteStream):
-            # The whole answer came with its head (see http11): reading it needs no async iteration.
-            response.read()
-            response.close()
-        else:
-            try:
-                await response.aread()
-            finally:
-                await response.aclose()
+        try:
+            await response.aread()
+        finally:
+            await response.aclose()
         if "set-cookie" in response.headers:
             self.http.cookies.extract_cookies(response)
             self._cookie = None
@@ -663,7 +654,7 @@ class InstanceClient:
         try:
             body = response.json()
         except ValueError:
-            raise self._error(
+            raise self.refusal(
                 "instance answered with something that is not JSON", method, path, response, response.content
             ) from None
         if isinstance(body, dict) and "data" in body:
@@ -681,14 +672,15 @@ class InstanceClient:
                 excerpt=self.redactor.excerpt(json.dumps(data, default=str)[:2000]),
             ) from None
 
-    def _error(
+    def refusal(
         self, message: str, method: str, path: str, response: httpx.Response, body: bytes | str
     ) -> InstanceError:
+        """The error for an answer with an error status: method, path, status and a redacted excerpt."""
         return InstanceError(
             message, method=method, path=path, status=response.status_code, excerpt=self.redactor.excerpt(body)
         )
 
-    async def _connect_stream(self, path: str, last_event_id: str | None) -> httpx.Response:
+    async def open_event_stream(self, path: str, last_event_id: str | None) -> httpx.Response:
         """Open an event stream: the response once its head arrived, its body unread; the caller closes it."""
         headers = {"Accept": "text/event-stream", "Cache-Control": "no-cache"}
         if last_event_id is not None:

@@ -7,11 +7,9 @@ subscription **before** sending a chat message; after a dropped connection the s
 reconnects with ``Last-Event-ID`` and the server replays what was missed. Ids already delivered are
 dropped, so the caller sees every event exactly once.
 
-The stream is read in the caller's task, when it asks for the next event: between two asks the bytes
-wait in the socket, and nothing else runs for the subscription. On a plain-HTTP instance the body
-comes straight from the lean transport (``http11.StreamingBody.read_some``, which a timeout leaves
-intact); through any other transport a small task reads it into a queue, since an httpx body
-iterator does not survive an interrupted read.
+A small task reads the body into a queue and the caller takes events from the queue: an httpx body
+iterator interrupted by a deadline is gone for good (httpcore closes the connection), while an
+interrupted wait on the queue loses nothing, so a caller's short wait never costs a reconnect.
 """
 
 from __future__ import annotations
@@ -34,14 +32,33 @@ from pydantic import ValidationError
 
 from threadcase import wire
 from threadcase.errors import InstanceError
-from threadcase.instance.http11 import StreamingBody
 
 if TYPE_CHECKING:
-    from threadcase.instance.client import InstanceClient
+    from threadcase.instance.models import ClientTimeouts
+    from threadcase.instance.redact import Redactor
 
-__all__ = ["EventSubscription", "SSEParser", "ServerSentEvent"]
+__all__ = ["EventSubscription", "SSEParser", "ServerSentEvent", "StreamSession"]
 
 _log = logging.getLogger("threadcase.instance.sse")
+
+
+class StreamSession(Protocol):
+    """What a subscription needs of its client (:class:`~threadcase.instance.client.InstanceClient`)."""
+
+    timeouts: ClientTimeouts
+    redactor: Redactor
+
+    async def open_event_stream(self, path: str, last_event_id: str | None) -> httpx.Response:
+        """The stream's response once its head arrived, body unread; the caller closes it."""
+        ...
+
+    async def login(self) -> None:
+        """Log in again (the session expired)."""
+        ...
+
+    def refusal(self, message: str, method: str, path: str, response: httpx.Response, body: bytes) -> InstanceError:
+        """The error for an answer with an error status (body excerpt redacted)."""
+        ...
 
 
 @dataclass
@@ -178,34 +195,9 @@ class _Seen:
         return True
 
 
-class _Source(Protocol):
-    """The bytes of one open stream connection."""
-
-    async def read(self, deadline: float) -> bytes | None:
-        """The next bytes; ``b""`` once the server ended the stream; None when nothing came by ``deadline``
-        (anyio time). Raises ``httpx.TransportError`` when the connection failed."""
-        ...
-
-    async def aclose(self) -> None: ...
-
-
-class _DirectSource:
-    """A body of the lean transport, read in the caller's task: a timeout leaves it intact."""
-
-    def __init__(self, response: httpx.Response, body: StreamingBody) -> None:
-        self._response = response
-        self._body = body
-
-    async def read(self, deadline: float) -> bytes | None:
-        return await self._body.read_some(deadline)
-
-    async def aclose(self) -> None:
-        await self._response.aclose()
-
-
-class _TaskSource:
-    """Any other transport's body, read by a task into a queue: an httpx body iterator interrupted by a
-    timeout is gone, so only the queue's receive is ever interrupted."""
+class _BodyReader:
+    """A response body, read by a task into a queue: an httpx body iterator interrupted by a timeout is
+    gone, so only the queue's receive is ever interrupted."""
 
     def __init__(self, response: httpx.Response, task_group: TaskGroup) -> None:
         self._response = response
@@ -224,6 +216,8 @@ class _TaskSource:
                 send.send_nowait(exc)
 
     async def read(self, deadline: float) -> bytes | None:
+        """The next bytes; ``b""`` once the server ended the stream; None when nothing came by ``deadline``
+        (anyio time). Raises ``httpx.TransportError`` when the connection failed."""
         item: bytes | BaseException | None = None
         with anyio.move_on_at(deadline):
             try:
@@ -253,7 +247,7 @@ class EventSubscription:
 
     def __init__(
         self,
-        client: InstanceClient,
+        client: StreamSession,
         thread_id: str,
         *,
         last_event_id: str | None = None,
@@ -274,7 +268,7 @@ class EventSubscription:
         self._max_reconnects = max_reconnects
         self._reconnect_wait = reconnect_wait or (lambda attempt: min(2.0, 0.05 * 2**attempt))
         self._task_group: TaskGroup | None = None
-        self._source: _Source | None = None
+        self._source: _BodyReader | None = None
         self._splitter = LineSplitter()
         self._parser = SSEParser()
         self._pending: deque[wire.Event] = deque()
@@ -291,7 +285,7 @@ class EventSubscription:
         self._in_use = False
         self._background = connect_in_background
         self._pumped = False
-        """A :class:`_TaskSource` was made (its pump is a task of the group)."""
+        """A :class:`_BodyReader` was made (its pump is a task of the group)."""
         self._connected = anyio.Event()
         self._connect_error: InstanceError | None = None
 
@@ -490,7 +484,7 @@ class EventSubscription:
     async def _open(self) -> None:
         """One connection; raises ``InstanceError`` for a refusal, ``httpx.TransportError`` when unreachable."""
         while True:
-            response = await self._client._connect_stream(self.path, self._received_id)
+            response = await self._client.open_event_stream(self.path, self._received_id)
             if response.status_code == 401 and not self._relogged:
                 # The session expired (an instance restart): log in again once and resume.
                 self._relogged = True
@@ -502,15 +496,11 @@ class EventSubscription:
                     body = await response.aread()
                 finally:
                     await response.aclose()
-                raise self._client._error("event stream refused", "GET", self.path, response, body)
+                raise self._client.refusal("event stream refused", "GET", self.path, response, body)
             break
         assert self._task_group is not None
-        stream = response.stream
-        if isinstance(stream, StreamingBody):
-            self._source = _DirectSource(response, stream)
-        else:
-            self._source = _TaskSource(response, self._task_group)
-            self._pumped = True
+        self._source = _BodyReader(response, self._task_group)
+        self._pumped = True
         self._splitter = LineSplitter()
         self._parser = SSEParser()
         self._heard = anyio.current_time()

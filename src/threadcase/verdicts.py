@@ -28,7 +28,10 @@ __all__ = [
 
 UnitStatus = Literal["pass", "fail", "not_judged", "reviewed"]
 UnitKind = Literal["process", "outcome", "check", "scenario", "review"]
-Attribution = Literal["builder_issue", "mock_issue", "framework_issue", "verification_gap", "timeout"]
+Attribution = Literal["builder_issue", "proxy_issue", "mock_issue", "framework_issue", "verification_gap", "timeout"]
+"""Who is to blame: the agent under test (``builder_issue``, the only one that counts against it), the
+simulated user (``proxy_issue``: it answered what the script did not say, ignored a note, re-sent a
+turn), the execution mock, the harness or instance, missing evidence, or a budget that ran out."""
 CaseStatus = Literal["pass", "fail", "not_judged", "errored"]
 
 JOURNAL_SCHEMA_VERSION = 1

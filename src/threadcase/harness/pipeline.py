@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import anyio
 
@@ -41,7 +41,7 @@ from threadcase.instance import EventSubscription, InstanceClient
 from threadcase.models import ModelSettings
 from threadcase.records import RunRecord, SeedOutcome, utc_now
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
-from threadcase.verdicts import CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
+from threadcase.verdicts import Attribution, CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
 
 __all__ = [
     "LaneResources",
@@ -117,7 +117,7 @@ def _deadline(config: PipelineConfig, item: WorkItem) -> float:
 
 def _error_info(exc: BaseException) -> ErrorInfo:
     attribution = getattr(exc, "attribution", "framework_issue")
-    if attribution not in ("builder_issue", "mock_issue", "framework_issue", "verification_gap", "timeout"):
+    if attribution not in get_args(Attribution):
         attribution = "framework_issue"
     message = str(exc).strip() or type(exc).__name__
     return ErrorInfo(type=type(exc).__name__, message=message[:2000], attribution=attribution)

@@ -68,7 +68,8 @@ def demo_process(profile: Path | None, latency_ms: int) -> Iterator[tuple[str, i
         yield served
 
 
-async def _one_case(client: InstanceClient, project_id: str, turns: int) -> None:
+async def one_case(client: InstanceClient, project_id: str, turns: int) -> None:
+    """One case's requests and no more: the fixed sequence the ``client`` driver replays."""
     thread_id = str(uuid.uuid4())
     await client.create_thread(thread_id, project_id)
     try:
@@ -96,7 +97,7 @@ async def drive_client(url: str, cases: int, turns: int, concurrency: int) -> No
 
         async def case() -> None:
             async with limit:
-                await _one_case(client, project.id, turns)
+                await one_case(client, project.id, turns)
 
         async with anyio.create_task_group() as tg:
             for _ in range(cases):

@@ -24,7 +24,7 @@ async def test_eight_live_copies_of_a_seeded_case_all_pass(tmp_path: Path, monke
     concurrency > 4 (several clients per lane) a case could evict another live case's seeded workflows."""
     # An http:// lane has one client now; an https:// lane of this size has two, and claims must hold
     # across them.
-    monkeypatch.setattr(runner, "_clients_for", lambda cap: 2)
+    monkeypatch.setattr(runner, "clients_per_lane", lambda cap: 2)
     suite = tmp_path / "suite"
     suite.mkdir()
     for i in range(8):

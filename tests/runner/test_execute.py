@@ -83,8 +83,8 @@ def test_settings_validate_flags() -> None:
 
 
 def test_a_lane_spreads_its_cases_over_a_few_clients() -> None:
-    from threadcase.harness.runner import _clients_for
+    from threadcase.harness.runner import clients_per_lane
 
-    assert _clients_for(50) == 13
-    assert _clients_for(4) == 1
-    assert _clients_for(1000) == 16
+    assert clients_per_lane(50) == 13
+    assert clients_per_lane(4) == 1
+    assert clients_per_lane(1000) == 16

@@ -223,7 +223,8 @@ spends its time scanning; a few clients per lane keep each pool small."""
 MAX_CLIENTS_PER_LANE = 16
 
 
-def _clients_for(cap: int) -> int:
+def clients_per_lane(cap: int) -> int:
+    """How many clients a lane opens for ``cap`` concurrent cases (see :data:`CASES_PER_CLIENT`)."""
     return min(MAX_CLIENTS_PER_LANE, max(1, -(-cap // CASES_PER_CLIENT)))
 
 
@@ -249,7 +250,9 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
             raise ConfigError(f"login to {url} refused for {email!r}: check --email / --password") from None
         raise
     claims = first.claims  # one registry per lane: a claim made through any client protects the artifact
-    more = [InstanceClient(url, email=email, password=password, claims=claims) for _ in range(_clients_for(cap) - 1)]
+    more = [
+        InstanceClient(url, email=email, password=password, claims=claims) for _ in range(clients_per_lane(cap) - 1)
+    ]
     for other in more:
         stack.push_async_callback(other.aclose)
 

@@ -238,6 +238,19 @@ def test_the_http_mock_responder_asks_for_quirks_then_submits() -> None:
     ]
 
 
+def test_an_ai_node_inside_a_mocked_execution_gets_a_short_final_answer() -> None:
+    system = "You simulate ONE response from the LLM that powers an AI agent inside an n8n workflow under evaluation."
+    body = n8n.helper(system, "## Tools the agent may call ...", tool_names=("submit_agent_step",))
+    assert answer(script(DONE), read_ask(body)).tool_calls == [
+        ("submit_agent_step", {"kind": "final", "content": "Done."})
+    ]
+    body["messages"] += [
+        n8n.call("s", "submit_agent_step", {}),
+        {"role": "tool", "tool_call_id": "s", "content": "Accepted."},
+    ]
+    assert answer(script(DONE), read_ask(body)).text == "Step submitted."
+
+
 OBSERVER_PROMPT = """Current timestamp: 2026-12-02T10:00:00.000Z
 
 Unobserved transcript tokens: 1200

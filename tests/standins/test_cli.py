@@ -48,7 +48,7 @@ def test_a_broken_script_is_one_line_per_problem_and_exit_2(tmp_path: Path, caps
         assert (code, out) == (2, "")
         assert err.splitlines() == [
             f"threadcase: {bad}: rules[0].when.after: Input should be a valid string (got 3)",
-            f"{bad}: rules[0].reply: Value error, a reply needs exactly one of text and/or toolCalls, json, error (got none)",
+            f"{bad}: rules[0].reply: a reply needs exactly one of text and/or toolCalls, json, error (got none)",
         ]
 
 
@@ -61,7 +61,8 @@ def test_serve_prints_where_n8n_should_point_and_answers(tmp_path: Path) -> None
             assert process.stdout is not None
             lines = [process.stdout.readline() for _ in range(4)]
             url = lines[0].split(" at ", 1)[1].split(" ", 1)[0]
-            assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+            assert url.startswith("http://127.0.0.1:")
+            assert url.endswith("/v1")
             assert lines[1].strip() == f"n8n: N8N_INSTANCE_AI_MODEL=custom/scripted N8N_INSTANCE_AI_MODEL_URL={url}"
             headers = {"Authorization": "Bearer sk-never-printed"}
             assert httpx.get(f"{url}/models", headers=headers).json()["data"][0]["id"] == "scripted"

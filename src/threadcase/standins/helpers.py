@@ -10,7 +10,8 @@ Each answer has the shape n8n parses (read from n8n 2.41's code) and is derived 
   with a timestamp (a webhook gets ``{headers, query, body}``), and one hint per listed node.
 - ``eval-mock-responder`` (one mocked HTTP call): ``get_endpoint_quirks`` first, then
   ``submit_response`` with a 200 JSON body ``{"ok": true}``, then a short text.
-- ``eval-completion-mock`` (an AI node inside a mocked execution): a short final answer.
+- ``eval-completion-mock`` (an AI node inside a mocked execution): ``submit_agent_step`` with a short
+  final answer (``{kind: "final", content: "Done."}``), then a short text.
 - ``observer``: one CRITICAL observation per user message of the transcript delta, so what the user
   said survives compaction; ``reflector``: drop nothing, merge nothing.
 
@@ -142,7 +143,10 @@ def builtin_reply(ask: Ask) -> Reply | None:
     if ask.agent == "eval-mock-responder":
         return _mock_responder(ask)
     if ask.agent == "eval-completion-mock":
-        return Reply.model_validate({"text": "Done."})
+        if ask.after in ("", "user") and "submit_agent_step" in ask.tools:
+            step = {"name": "submit_agent_step", "arguments": {"kind": "final", "content": "Done."}}
+            return Reply.model_validate({"toolCalls": [step]})
+        return Reply.model_validate({"text": "Step submitted."})
     if ask.agent == "observer":
         return _observations(ask)
     if ask.agent == "reflector":

@@ -262,5 +262,6 @@ def load_script(path: Path) -> ModelScript:
                 if error["type"] == "missing" or isinstance(error["input"], dict | list)
                 else f" (got {error['input']!r})"
             )
-            lines.append(f"{path}: {_where(tuple(error['loc']))}: {error['msg']}{shown}")
+            message = error["msg"].removeprefix("Value error, ")
+            lines.append(f"{path}: {_where(tuple(error['loc']))}: {message}{shown}")
         raise ScriptError("\n".join(lines)) from None

@@ -116,6 +116,19 @@ def test_a_template_with_no_value_says_so_in_the_reply_and_the_log() -> None:
     assert reply.text == f"[threadcase scripted model] {reply.problem}"
 
 
+def test_a_fallback_stands_in_for_a_skipped_answer_but_never_for_a_given_one() -> None:
+    rule = {"id": "use", "when": {"after": "ask-user"}, "reply": {"text": "Channel: {{answer.room|#general}}."}}
+    asked = [n8n.user("standup"), n8n.call("c1", "ask-user", {})]
+    skipped = {"answered": True, "answers": []}
+    given = {"answered": True, "answers": [{"questionId": "room", "selectedOptions": ["#eng"]}]}
+    assert answer(script(rule), read_ask(n8n.orchestrator(*asked, n8n.bare_result("c1", skipped)))).text == (
+        "Channel: #general."
+    )
+    assert (
+        answer(script(rule), read_ask(n8n.orchestrator(*asked, n8n.bare_result("c1", given)))).text == "Channel: #eng."
+    )
+
+
 def test_agent_conditions_keep_orchestrator_rules_away_from_helpers() -> None:
     greedy = {"id": "any", "reply": {"text": "orchestrator text"}}
     title = answer(

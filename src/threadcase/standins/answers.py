@@ -129,14 +129,25 @@ def _lookup(name: str, ask: Ask, captures: dict[str, str]) -> Any:
     )
 
 
+def _resolve(expression: str, ask: Ask, captures: dict[str, str]) -> Any:
+    """One template's value; ``NAME|fallback`` gives the fallback text when NAME has no value."""
+    name, bar, fallback = expression.partition("|")
+    try:
+        return _lookup(name.strip(), ask, captures)
+    except TemplateError:
+        if bar:
+            return fallback.strip()
+        raise
+
+
 def fill(value: Any, ask: Ask, captures: dict[str, str]) -> Any:
     """``value`` with every template filled; ``{"$json": V}`` becomes the JSON text of V."""
     if isinstance(value, str):
         whole = _TEMPLATE.fullmatch(value)
         if whole:
             # A lone template keeps its value's type (a number stays a number inside "$json").
-            return _lookup(whole.group(1), ask, captures)
-        return _TEMPLATE.sub(lambda m: _as_text(_lookup(m.group(1), ask, captures)), value)
+            return _resolve(whole.group(1), ask, captures)
+        return _TEMPLATE.sub(lambda m: _as_text(_resolve(m.group(1), ask, captures)), value)
     if isinstance(value, list):
         return [fill(item, ask, captures) for item in value]
     if isinstance(value, dict):

@@ -25,7 +25,8 @@ tool's result), ``seen``/``notSeen`` look at every tool result of the conversati
 String leaves of a reply are templates: ``{{user}}`` (the latest user text), ``{{match.NAME}}`` (a
 named group of a ``regex`` condition), ``{{result.PATH}}`` (the latest tool result, parsed from
 JSON), ``{{results.TOOL.PATH}}`` (the latest result of tool TOOL), ``{{answer.ID}}`` (the latest
-answer to ask-user question ID). ``PATH`` is dot-separated keys and list indices. An object
+answer to ask-user question ID). ``PATH`` is dot-separated keys and list indices; ``{{NAME|text}}``
+gives ``text`` when NAME has no value (a skipped question, say). An object
 ``{"$json": VALUE}`` becomes the JSON text of VALUE (a workflow's ``sourceCode``, for instance).
 """
 

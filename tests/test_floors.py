@@ -37,6 +37,11 @@ DEMO = "demo_instance"
 DEMO_MAY_IMPORT = {"threadcase.wire"}
 DEMO_IMPORTED_FROM = 3
 """The lowest floor that may start the embedded demo (the runner does; the CLI serves it)."""
+STANDINS = "standins"
+"""Beside the floors too: the scripted model and the sandbox stand-in speak only HTTP and import nothing
+else of threadcase (the sandbox even runs as a bare file); only the CLI (floor 4) serves them."""
+STANDINS_IMPORTED_FROM = 4
+BESIDE = {DEMO, STANDINS}
 
 
 def _module_name(path: Path) -> str:
@@ -85,7 +90,7 @@ def _floor(module: str) -> int | None:
 
 def test_every_part_of_the_package_has_a_floor() -> None:
     parts = {_part(name) for name in _modules()} - {""}
-    assert parts - set(FLOORS) - {DEMO} == set(), "a new sub-package or module needs a floor in FLOORS (and the README)"
+    assert parts - set(FLOORS) - BESIDE == set(), "a new sub-package or module needs a floor in FLOORS (and the README)"
 
 
 def test_no_module_imports_from_a_higher_floor() -> None:
@@ -97,6 +102,9 @@ def test_no_module_imports_from_a_higher_floor() -> None:
             if _part(target) == DEMO:
                 if here is not None and here < DEMO_IMPORTED_FROM:
                     upward.append(f"{module} -> {target} (only floor {DEMO_IMPORTED_FROM}+ may start the demo)")
+            elif _part(target) == STANDINS and _part(module) != STANDINS:
+                if here is None or here < STANDINS_IMPORTED_FROM:
+                    upward.append(f"{module} -> {target} (only floor {STANDINS_IMPORTED_FROM} may serve the stand-ins)")
             elif here is not None and there is not None and there > here:
                 upward.append(f"{module} (floor {here}) -> {target} (floor {there})")
     assert upward == []
@@ -109,6 +117,17 @@ def test_the_demo_instance_imports_only_the_wire_shapes() -> None:
         if _part(module) == DEMO
         for target in targets
         if _part(target) != DEMO and target not in DEMO_MAY_IMPORT
+    ]
+    assert leaks == []
+
+
+def test_the_stand_ins_import_nothing_else_of_threadcase() -> None:
+    leaks = [
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        if _part(module) == STANDINS
+        for target in targets
+        if _part(target) != STANDINS
     ]
     assert leaks == []
 

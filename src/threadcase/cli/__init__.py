@@ -29,6 +29,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "list": ("cases", "list_cases"),
     "schema": ("cases", "schema"),
     "demo": ("demo", "demo"),
+    "fake-model": ("fake_model", "fake_model"),
     "run": ("run", "run"),
     "report": ("run", "report"),
     "calibrate": ("calibrate", "calibrate"),

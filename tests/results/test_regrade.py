@@ -239,3 +239,17 @@ async def test_a_scenario_without_a_stored_execution_is_not_judged_with_the_reas
     verdict = next(v for v in outcome.results[0].verdicts if v.kind == "scenario")
     assert verdict.status == "not_judged"
     assert "holds no execution" in verdict.reason
+
+
+def test_a_run_whose_suite_moved_needs_to_be_told_where(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    suite = golden_suite(tmp_path / "suite", "folder-with-decoys")
+    _run(suite, tmp_path / "run")
+    suite.rename(tmp_path / "moved")
+    code, _, err = cli(["regrade", str(tmp_path / "run"), "--output-dir", str(tmp_path / "again")], capsys)
+    assert code == 2
+    assert f"the run's suite {str(suite)!r} is not here" in err
+    code, _, err = cli(
+        ["regrade", str(tmp_path / "run"), "--suite", str(tmp_path / "moved"), "--output-dir", str(tmp_path / "again")],
+        capsys,
+    )
+    assert code == 0, err

@@ -32,7 +32,7 @@ from threadcase.harness.journal import JOURNAL_NAME, JournalWriter, journal_path
 from threadcase.harness.provenance import grading_settings
 from threadcase.harness.runner import calibrate_judge, default_output_dir, prepare_output_dir
 from threadcase.models import ModelSettings
-from threadcase.verdicts import CaseHashes, CaseResult, RunContext, case_status
+from threadcase.verdicts import CaseHashes, CaseResult, ErrorInfo, RunContext, case_status
 
 __all__ = ["RefusedCase", "RegradeOutcome", "RegradeSettings", "regrade_run"]
 
@@ -84,8 +84,15 @@ class RegradeOutcome:
 def _suite_of(settings: RegradeSettings, context: RunContext | None) -> Path:
     if settings.suite is not None:
         return settings.suite
-    if context is not None and context.suite and Path(context.suite).exists():
-        return Path(context.suite)
+    if context is not None and context.suite:
+        recorded = Path(context.suite)
+        if not recorded.exists():
+            # Never another suite in its place: its cases would all be refused, for the wrong reason.
+            raise ConfigError(
+                f"the run's suite {context.suite!r} is not here (the path is as the run was given it); "
+                "pass --suite DIR where its cases are now"
+            )
+        return recorded
     return default_suite_path()
 
 
@@ -169,13 +176,19 @@ async def regrade_run(
         if result.record is None or result.error is not None:
             return result.model_copy(update=stamp)  # never graded: nothing complete to grade again
         record = result.record.model_copy(deep=True)
-        grading = await grade_case(
-            cases[result.case_slug].case,
-            record,
-            client=StoredScenarioClient(record),
-            models=settings.models,
-            calibration=calibration,
-        )
+        try:
+            grading = await grade_case(
+                cases[result.case_slug].case,
+                record,
+                client=StoredScenarioClient(record),
+                models=settings.models,
+                calibration=calibration,
+            )
+        except Exception as exc:  # grading never raises on purpose; a bug in one case must not stop the rest
+            error = ErrorInfo(type=type(exc).__name__, message=(str(exc).strip() or type(exc).__name__)[:2000])
+            return result.model_copy(
+                update={**stamp, "verdicts": [], "premises": [], "error": error, "status": "errored"}
+            )
         verdicts = list(grading.verdicts)
         judge = {k: v for k, v in grading.judge.items() if v is None or isinstance(v, str | int | float)}
         return result.model_copy(

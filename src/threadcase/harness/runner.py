@@ -30,7 +30,7 @@ from threadcase.demo_instance.settings import MISBEHAVIOURS
 from threadcase.errors import ConfigError, InstanceError
 from threadcase.harness.journal import JOURNAL_NAME, JournalWriter
 from threadcase.harness.lanes import Lane, LanePool
-from threadcase.harness.provenance import hash_cases, run_context
+from threadcase.harness.provenance import hash_cases_cooperatively, run_context
 from threadcase.harness.shard import Shard, select_shard
 from threadcase.models import ModelSettings
 from threadcase.verdicts import CaseHashes, CaseResult, RunContext
@@ -335,7 +335,7 @@ async def _load_while_opening(
                     f"no case in {str(suite)!r} matches the selection (filter={settings.filter!r}, "
                     f"exclude={settings.exclude!r}, tier={settings.tier!r}, tag={settings.tag!r})"
                 )
-            hashes = hash_cases(cases)
+            hashes = await hash_cases_cooperatively(cases)
             # Hashed before sharding: every shard of one run names the same suite.
             context = run_context(settings, suite, hashes)
             if settings.shard is not None:

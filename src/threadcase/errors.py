@@ -6,6 +6,7 @@
     ├── UsageError                  "you gave me something wrong" -> exit code 2
     │   ├── CaseSchemaError         a case file breaks a rule (file, case, JSON path, value)
     │   └── ConfigError             a flag, environment variable or settings value is wrong
+    ├── ExportError                 finished results could not be recorded elsewhere (LangSmith)
     └── RunError                    "the run failed" -> recorded as a result, attribution framework_issue
         ├── InstanceError           the instance under test answered badly or not at all
         ├── SeedingError            a seed could not be stood up on the instance
@@ -27,6 +28,7 @@ __all__ = [
     "CaseSchemaError",
     "ConfigError",
     "ConversationError",
+    "ExportError",
     "InstanceError",
     "JudgeError",
     "ModelError",
@@ -81,6 +83,13 @@ class CaseSchemaError(UsageError):
 
 class ConfigError(UsageError):
     """A flag, environment variable or settings value is wrong."""
+
+
+class ExportError(ThreadcaseError):
+    """Finished results could not be recorded where they were sent (a LangSmith experiment or dataset).
+
+    The run's own journal and reports are written by then; the message says how to send them again.
+    """
 
 
 class RunError(ThreadcaseError):

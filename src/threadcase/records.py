@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from threadcase.wire import ThreadMemory, TokenUsage, Workflow
+from threadcase.wire import ExecutionResult, ThreadMemory, TokenUsage, Workflow
 
 __all__ = [
     "BUILD_FAILED_TIMEOUT",
@@ -22,6 +22,7 @@ __all__ = [
     "PriorRunOutcome",
     "RunRecord",
     "SeedOutcome",
+    "StoredExecution",
     "ToolCallRecord",
     "Turn",
     "WidgetRecord",
@@ -135,6 +136,19 @@ class SeedOutcome(_Record):
     warnings: list[str] = Field(default_factory=list)
 
 
+class StoredExecution(_Record):
+    """One mocked execution an execution scenario ran, kept so the scenario can be verified again later.
+
+    ``threadcase regrade`` answers the verifier from these instead of an instance.
+    """
+
+    workflow_id: str
+    """The per-run id of the executed workflow."""
+    scenario_hints: str | None = None
+    """The hints the mock was given (the scenario's ``dataSetup``, capped as sent)."""
+    result: ExecutionResult
+
+
 EndReason = Literal[
     "done",
     "script-exhausted",
@@ -170,6 +184,8 @@ class RunRecord(_Record):
     ``instance-undisturbed`` fails and nothing is judged."""
     ended_by: EndReason = "done"
     warnings: list[str] = Field(default_factory=list)
+    scenario_executions: list[StoredExecution] = Field(default_factory=list)
+    """The mocked executions grading ran for the case's execution scenarios, in the order they ran."""
     started_at: datetime = Field(default_factory=utc_now)
     finished_at: datetime | None = None
 

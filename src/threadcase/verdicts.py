@@ -2,7 +2,9 @@
 
 A unit is one process or outcome expectation, one deterministic check, one execution scenario, or
 one ``review`` criterion (never counted as passed). Only builder-attributed failures count against
-the agent. :class:`CaseResult` is one line of the run journal.
+the agent. :class:`CaseResult` is one line of the run journal; its :class:`CaseHashes` and
+:class:`RunContext` say what was run and how, so a journal can be re-graded, merged and compared on
+its own.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from threadcase.records import RunRecord, utc_now
 
 __all__ = [
     "Attribution",
+    "CaseHashes",
     "CaseResult",
     "CaseStatus",
     "ErrorInfo",
     "PremiseResult",
+    "RunContext",
     "UnitKind",
     "UnitStatus",
     "UnitVerdict",
@@ -79,6 +83,54 @@ class ErrorInfo(_Model):
     attribution: Attribution = "framework_issue"
 
 
+class CaseHashes(_Model):
+    """SHA-256 digests of a case as it was run: the file, and the parts that shaped the conversation.
+
+    Re-grading refuses a case whose ``seed``, ``conversation``, ``scenarios`` or ``setup`` digest no
+    longer matches (the stored conversation answers another case); the ``file`` digest versions the
+    case's LangSmith example. Grading-only fields (expectations, ``checks``, description, tags,
+    datasets, complexity) are in none of the part digests, so changing them is what re-grading is for.
+    """
+
+    file: str
+    """The case file's bytes."""
+    seed: str
+    """The ``seed`` object (null when the case has none)."""
+    conversation: str
+    """The authored ``conversation`` turns, director notes included."""
+    scenarios: str
+    """The ``executionScenarios``, with their data setup and seeded tables."""
+    setup: str
+    """Every other field that shapes the run: credentials, budgets, compaction, build mode, ..."""
+
+
+class RunContext(_Model):
+    """How a run was made: what it selected, from which suite, with which settings.
+
+    Every journal line carries it, so ``threadcase report --merge`` can refuse journals of different
+    suites or settings, ``threadcase compare`` can say what changed besides the agent, and a re-grade
+    or a merge says what it was made from.
+    """
+
+    suite: str = ""
+    """The suite path as given to the run."""
+    suite_hash: str = ""
+    """SHA-256 over the selected cases' slugs and file digests, before sharding: equal across the
+    shards of one run, different as soon as one selected case file differs."""
+    selection: dict[str, str | None] = Field(default_factory=dict)
+    """``filter``, ``exclude``, ``tier``, ``tag`` as given."""
+    iterations: int = 1
+    shard: str | None = None
+    """``I/N`` when the run was one shard of N; None for a whole run."""
+    settings: dict[str, str | int | float | bool | None] = Field(default_factory=dict)
+    """The settings that change what a verdict means (instance kind, demo misbehaviour and faults,
+    models, prompt versions, budgets); never URLs, keys or passwords."""
+    regrade_of: str | None = None
+    """The run id this run re-graded (``threadcase regrade``); None for a run that conversed."""
+    merged_from: list[str] = Field(default_factory=list)
+    """The run ids this journal was merged from (``threadcase report --merge``)."""
+
+
 class CaseResult(_Model):
     """One case-iteration, graded: one line of ``journal.jsonl``."""
 
@@ -98,6 +150,10 @@ class CaseResult(_Model):
     error: ErrorInfo | None = None
     judge: dict[str, str | bool | int | float | None] = Field(default_factory=dict)
     """Which judge graded it and its calibration agreement, when a judge was configured."""
+    case_hashes: CaseHashes | None = None
+    """Digests of the case as run (None in journals written before they were recorded)."""
+    run_context: RunContext | None = None
+    """How the run was made (None in journals written before it was recorded)."""
 
 
 def case_status(verdicts: list[UnitVerdict], error: ErrorInfo | None = None) -> CaseStatus:

@@ -11,6 +11,13 @@ auto-batching), ``PATCH /runs/{id}`` (``update_run``) and ``POST /runs/batch`` (
 "patch": [...]}``) — into the run's ``session_name`` project of the ``X-Tenant-Id`` workspace (the first
 one, created as "Default" when there is none), so ``list_runs`` returns them. ``ingest_delay`` slows
 every ingest answer (a slow endpoint); ``ingest_status`` makes them fail with that HTTP status.
+
+For experiments it keeps datasets and examples per workspace, as the SDK's plain-JSON paths write
+them: ``POST /datasets``, ``GET /datasets`` (by ``name``) and ``GET /datasets/{id}``, ``GET /examples``
+(by ``dataset``, offset pagination), ``POST /examples/bulk``, ``PATCH /examples/{id}`` (each write
+kept in ``example_writes``, so a test sees every version); projects created with ``POST /sessions``
+(a ``reference_dataset_id`` makes one an experiment; a second project of the same name is a 409, as
+LangSmith answers) and closed with ``PATCH /sessions/{id}``; and ``POST /feedback``.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -99,6 +107,16 @@ class _Workspace:
     """project name -> project (session) id."""
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """project id -> runs, LangSmith JSON."""
+    project_info: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """project id -> what ``POST /sessions`` gave beyond the name (``reference_dataset_id``, ``extra``, ...)."""
+    datasets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """dataset id -> dataset, LangSmith JSON."""
+    examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """example id -> its latest version, LangSmith JSON."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
 
 
 class FakeLangSmith:
@@ -112,6 +130,10 @@ class FakeLangSmith:
         self.fail_workspace_listing = False
         self.ingest_delay = 0.0
         self.ingest_status: int | None = None
+        self.feedback: list[dict[str, Any]] = []
+        """Every ``POST /feedback`` body, in arrival order."""
+        self.example_writes: list[dict[str, Any]] = []
+        """Every example as written (created or patched), in order: the dataset's versions."""
         self.app = self._build_app()
 
     def add_workspace(self, display_name: str) -> str:
@@ -148,6 +170,38 @@ class FakeLangSmith:
             target = by_id.get(str(patch.get("id")))
             if target is not None:
                 target.update({k: v for k, v in patch.items() if v is not None and k != "session_name"})
+
+    def datasets(self) -> list[dict[str, Any]]:
+        return [d for ws in self.workspaces for d in ws.datasets.values()]
+
+    def examples(self, dataset_id: str | None = None) -> list[dict[str, Any]]:
+        found = [e for ws in self.workspaces for e in ws.examples.values()]
+        return [e for e in found if dataset_id is None or e["dataset_id"] == dataset_id]
+
+    def experiment(self, name: str) -> dict[str, Any] | None:
+        """The project called ``name`` (its info and id), or None."""
+        for ws in self.workspaces:
+            if name in ws.projects:
+                project_id = ws.projects[name]
+                return {"id": project_id, "name": name, **ws.project_info.get(project_id, {})}
+        return None
+
+    def runs_of(self, project: str) -> list[dict[str, Any]]:
+        for ws in self.workspaces:
+            if project in ws.projects:
+                return list(ws.runs.get(ws.projects[project], []))
+        return []
+
+    def bodies_text(self) -> str:
+        """Every request body the fake received, as one JSON text (to assert what never reached it)."""
+        return "\n".join(json.dumps(r.body, default=str) for r in self.requests)
+
+    def _home(self, tenant: str | None) -> _Workspace:
+        ws = self._workspace(tenant)
+        if ws is None:
+            ws = self._workspace(self.add_workspace("Default"))
+            assert ws is not None
+        return ws
 
     def paths(self) -> list[str]:
         return [f"{r.method} {r.path}" for r in self.requests]
@@ -214,6 +268,120 @@ class FakeLangSmith:
             self._ingest(request.headers.get("x-tenant-id"), body.get("post") or [], body.get("patch") or [])
             return {}
 
+        @app.post("/datasets")
+        async def create_dataset(request: Request) -> Any:
+            ws = self._home(request.headers.get("x-tenant-id"))
+            body = await request.json()
+            if any(d["name"] == body.get("name") for d in ws.datasets.values()):
+                return JSONResponse({"detail": "Dataset with this name already exists."}, status_code=409)
+            dataset = {
+                "id": str(uuid.uuid4()),
+                "name": body["name"],
+                "description": body.get("description"),
+                "data_type": body.get("data_type", "kv"),
+                "extra": body.get("extra"),
+                "created_at": _now(),
+                "modified_at": _now(),
+                "tenant_id": ws.id,
+                "example_count": 0,
+            }
+            ws.datasets[dataset["id"]] = dataset
+            return dataset
+
+        @app.get("/datasets")
+        async def list_datasets(request: Request) -> Any:
+            ws = self._home(request.headers.get("x-tenant-id"))
+            name = request.query_params.get("name")
+            return [d for d in ws.datasets.values() if name is None or d["name"] == name]
+
+        @app.get("/datasets/{dataset_id}")
+        async def read_dataset(dataset_id: str, request: Request) -> Any:
+            found = self._home(request.headers.get("x-tenant-id")).datasets.get(dataset_id)
+            return found if found is not None else JSONResponse({"detail": "not found"}, status_code=404)
+
+        def write_example(ws: _Workspace, example: dict[str, Any]) -> dict[str, Any]:
+            ws.examples[example["id"]] = example
+            self.example_writes.append(json.loads(json.dumps(example)))
+            dataset = ws.datasets.get(example["dataset_id"])
+            if dataset is not None:
+                dataset["modified_at"] = example["modified_at"]
+                dataset["example_count"] = sum(1 for e in ws.examples.values() if e["dataset_id"] == dataset["id"])
+            return example
+
+        @app.get("/examples")
+        async def list_examples(request: Request) -> Any:
+            ws = self._home(request.headers.get("x-tenant-id"))
+            dataset = request.query_params.get("dataset")
+            found = [e for e in ws.examples.values() if dataset is None or e["dataset_id"] == dataset]
+            offset = int(request.query_params.get("offset") or 0)
+            limit = int(request.query_params.get("limit") or 100)
+            return found[offset : offset + limit]
+
+        @app.post("/examples/bulk")
+        async def create_examples(request: Request) -> Any:
+            ws = self._home(request.headers.get("x-tenant-id"))
+            created = []
+            for item in await request.json():
+                if item.get("dataset_id") not in ws.datasets:
+                    return JSONResponse({"detail": "dataset not found"}, status_code=404)
+                example = {
+                    "id": str(item.get("id") or uuid.uuid4()),
+                    "dataset_id": item["dataset_id"],
+                    "inputs": item.get("inputs") or {},
+                    "outputs": item.get("outputs"),
+                    "metadata": item.get("metadata"),
+                    "created_at": _now(),
+                    "modified_at": _now(),
+                }
+                created.append(write_example(ws, example))
+            return created
+
+        @app.patch("/examples/{example_id}")
+        async def update_example(example_id: str, request: Request) -> Any:
+            ws = self._home(request.headers.get("x-tenant-id"))
+            current = ws.examples.get(example_id)
+            if current is None:
+                return JSONResponse({"detail": "not found"}, status_code=404)
+            body = await request.json()
+            updated = {**current, **{k: v for k, v in body.items() if k in ("inputs", "outputs", "metadata")}}
+            updated["modified_at"] = _now()
+            write_example(ws, updated)
+            return {"message": "Example updated successfully"}
+
+        @app.post("/sessions")
+        async def create_session(request: Request) -> Any:
+            ws = self._home(request.headers.get("x-tenant-id"))
+            body = await request.json()
+            if body["name"] in ws.projects:
+                return JSONResponse({"detail": "Session already exists."}, status_code=409)
+            project_id = str(body.get("id") or uuid.uuid4())
+            ws.projects[body["name"]] = project_id
+            ws.project_info[project_id] = {
+                "reference_dataset_id": body.get("reference_dataset_id"),
+                "extra": body.get("extra"),
+                "description": body.get("description"),
+                "start_time": _now(),
+                "end_time": None,
+            }
+            return {"id": project_id, "name": body["name"], "tenant_id": ws.id, **ws.project_info[project_id]}
+
+        @app.patch("/sessions/{project_id}")
+        async def update_session(project_id: str, request: Request) -> Any:
+            ws = self._home(request.headers.get("x-tenant-id"))
+            name = next((n for n, pid in ws.projects.items() if pid == project_id), None)
+            if name is None:
+                return JSONResponse({"detail": "not found"}, status_code=404)
+            body = await request.json()
+            info = ws.project_info.setdefault(project_id, {"reference_dataset_id": None})
+            info.update({k: v for k, v in body.items() if v is not None and k != "name"})
+            return {"id": project_id, "name": name, "tenant_id": ws.id, **info}
+
+        @app.post("/feedback")
+        async def create_feedback(request: Request) -> Any:
+            body = await request.json()
+            self.feedback.append(body)
+            return body
+
         @app.get("/info")
         async def info() -> dict[str, Any]:
             return {"version": "0.10.0", "batch_ingest_config": {}}
@@ -238,6 +406,7 @@ class FakeLangSmith:
                     "tenant_id": ws.id,
                     "reference_dataset_id": None,
                     "start_time": "2026-01-01T00:00:00",
+                    **ws.project_info.get(pid, {}),
                 }
                 for n, pid in found
             ]

@@ -34,6 +34,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("run", "report"),
     "calibrate": ("calibrate", "calibrate"),
     "replay": ("replay", "replay"),
+    "compare": ("compare", "compare"),
+    "regrade": ("regrade", "regrade"),
+    "dataset": ("dataset", "dataset"),
 }
 
 

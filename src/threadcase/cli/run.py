@@ -1,8 +1,9 @@
 """``threadcase run`` and ``threadcase report``: a thin shell over :func:`threadcase.report.run_and_report`.
 
-Each flag is one keyword of :class:`~threadcase.harness.runner.RunSettings` and has a
-``THREADCASE_*`` environment twin. Exit codes: 0 every judged unit passed, 1 a unit failed,
-2 usage / configuration / case-file error, 3 nothing could be judged, 130 interrupted.
+Each flag is one keyword of :class:`~threadcase.harness.runner.RunSettings` (or of the result
+options in :mod:`threadcase.cli.results`: baseline, Markdown, LangSmith) and has a ``THREADCASE_*``
+environment twin. Exit codes: 0 every judged unit passed, 1 a unit failed, 2 usage / configuration /
+case-file error, 3 nothing could be judged, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import click
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
+from threadcase.cli.results import ResultOptions, finish, result_options, secrets_of
 from threadcase.errors import ConfigError
+from threadcase.harness.journal import JOURNAL_NAME, journal_path
 from threadcase.harness.runner import RunSettings, prepare_process
 from threadcase.models import ModelSettings
 from threadcase.report import RunSummary, rebuild_reports, run_and_report
@@ -58,6 +61,10 @@ def _settings(**kwargs: object) -> RunSettings:
         message = first["msg"].removeprefix("Value error, ")
         flag = _FLAG_OF_FIELD.get(where, where.replace("_", "-"))
         raise ConfigError(f"--{flag}: {message}") from None
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
 
 
 def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> None:
@@ -210,6 +217,12 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     help="Let an uncalibrated judge's verdicts count.",
 )
 @click.option(
+    "--shard",
+    envvar="THREADCASE_SHARD",
+    show_envvar=True,
+    help="Run only part I of N of the selected cases (e.g. 2/4): deterministic, balanced, stable across runs.",
+)
+@click.option(
     "--json",
     "as_json",
     is_flag=True,
@@ -217,6 +230,7 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     show_envvar=True,
     help="Print the summary as JSON (no progress or per-case lines).",
 )
+@result_options
 @click.option(
     "--progress/--no-progress",
     default=True,
@@ -248,7 +262,13 @@ def run(
     calibration_set: Path | None,
     calibration_threshold: float,
     skip_calibration: bool,
+    shard: str | None,
     as_json: bool,
+    baseline: Path | None,
+    alpha: float,
+    markdown: bool,
+    langsmith_experiment: str | None,
+    langsmith_dataset: str | None,
     progress: bool,
 ) -> None:
     """Run a suite (default: the golden suite on the embedded demo instance) and grade every case."""
@@ -276,9 +296,13 @@ def run(
         calibration_set=calibration_set,
         calibration_threshold=calibration_threshold,
         skip_calibration=skip_calibration,
+        shard=shard,
         models=ModelSettings.from_env(),
     )
-    console = _Console(stderr=as_json, highlight=False)
+    options = ResultOptions(baseline, alpha, markdown, langsmith_experiment, langsmith_dataset)
+    options.preflight(os.environ)
+    # With --json or --markdown, stdout carries only that; the per-case lines go to stderr.
+    console = _Console(stderr=as_json or markdown, highlight=False)
     # The planned total is known only once the suite is loaded: the run reports it via on_start.
     reporter = ConsoleReporter(console, total=0, iterations=iterations, progress=progress and not as_json)
 
@@ -292,24 +316,91 @@ def run(
 
     prepare_process()
     summary = anyio.run(main)
-    _emit_summary(summary, as_json=as_json, console=_Console(stderr=False, highlight=False))
-    sys.exit(summary.exit_code)
+    out = _Console(stderr=False, highlight=False)
+    sys.exit(
+        finish(
+            options,
+            summary,
+            Path(summary.output_dir) / JOURNAL_NAME,
+            out=out,
+            err=_Console(stderr=True, highlight=False),
+            as_json=as_json,
+            print_summary=lambda: _emit_summary(summary, as_json=as_json, console=out),
+            secrets=secrets_of(os.environ, [password, _secret(settings.models.api_key)]),
+        )
+    )
 
 
 @click.command()
-@click.argument("journal", type=click.Path(path_type=Path))
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--merge",
+    is_flag=True,
+    envvar="THREADCASE_MERGE",
+    show_envvar=True,
+    help="Merge the runs (e.g. the shards of a CI matrix) into one run in --output-dir, statistics recomputed.",
+)
+@click.option(
+    "--allow-mixed",
+    is_flag=True,
+    envvar="THREADCASE_ALLOW_MIXED",
+    show_envvar=True,
+    help="With --merge: merge journals of different suites or settings anyway.",
+)
 @click.option(
     "--output-dir",
     type=click.Path(path_type=Path),
     envvar="THREADCASE_OUTPUT_DIR",
     show_envvar=True,
-    help="Where to write the reports. [default: beside the journal]",
+    help="Where to write the reports. [default: beside the journal; with --merge: threadcase-results/<UTC time>/]",
 )
 @click.option(
     "--json", "as_json", is_flag=True, envvar="THREADCASE_JSON", show_envvar=True, help="Print the summary as JSON."
 )
-def report(journal: Path, output_dir: Path | None, as_json: bool) -> None:
-    """Rebuild summary.json, junit.xml and report.html from a run's journal.jsonl."""
-    summary = rebuild_reports(journal, output_dir)
-    _emit_summary(summary, as_json=as_json, console=_Console(highlight=False))
-    sys.exit(summary.exit_code)
+@result_options
+def report(
+    runs: tuple[Path, ...],
+    merge: bool,
+    allow_mixed: bool,
+    output_dir: Path | None,
+    as_json: bool,
+    baseline: Path | None,
+    alpha: float,
+    markdown: bool,
+    langsmith_experiment: str | None,
+    langsmith_dataset: str | None,
+) -> None:
+    """Rebuild summary.json, junit.xml and report.html from a run (its journal.jsonl or its directory).
+
+    With --merge, merge several runs into a new one instead.
+    """
+    options = ResultOptions(baseline, alpha, markdown, langsmith_experiment, langsmith_dataset)
+    options.preflight(os.environ)
+    err = _Console(stderr=True, highlight=False)
+    if merge:
+        from threadcase.report.derived import merge_and_report
+
+        summary, merged = merge_and_report(list(runs), output_dir=output_dir, allow_mixed=allow_mixed)
+        for warning in merged.warnings:
+            err.print(f"warning: {warning}", highlight=False, soft_wrap=True, markup=False)
+        journal = Path(summary.output_dir) / JOURNAL_NAME
+    else:
+        if len(runs) != 1:
+            raise ConfigError(f"report takes one run ({len(runs)} given); pass --merge to merge several")
+        if allow_mixed:
+            raise ConfigError("--allow-mixed applies only with --merge")
+        journal = journal_path(runs[0])
+        summary = rebuild_reports(journal, output_dir)
+    out = _Console(highlight=False)
+    sys.exit(
+        finish(
+            options,
+            summary,
+            journal,
+            out=out,
+            err=err,
+            as_json=as_json,
+            print_summary=lambda: _emit_summary(summary, as_json=as_json, console=out),
+            secrets=secrets_of(os.environ),
+        )
+    )

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from threadcase.errors import ConfigError
 from threadcase.verdicts import CaseResult
 
-__all__ = ["JOURNAL_NAME", "JournalWriter", "read_journal"]
+__all__ = ["JOURNAL_NAME", "JournalWriter", "journal_path", "read_journal"]
 
 JOURNAL_NAME = "journal.jsonl"
 
@@ -67,13 +67,19 @@ class JournalWriter:
                 self._file = None
 
 
+def journal_path(path: Path) -> Path:
+    """The journal of a run: ``path`` itself, or the ``journal.jsonl`` inside a run directory."""
+    return path / JOURNAL_NAME if path.is_dir() else path
+
+
 def read_journal(path: Path) -> list[CaseResult]:
-    """Every result in a journal, in the order written.
+    """Every result in a journal (or in a run directory's journal), in the order written.
 
     A torn last line (the process died mid-write) is skipped: everything before it finished and is
     kept. A bad line anywhere else means the file is not a threadcase journal, which is a usage error
     naming the line.
     """
+    path = journal_path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

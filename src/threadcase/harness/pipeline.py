@@ -35,6 +35,7 @@ from threadcase.errors import ReplayError, RunError, SeedingError
 from threadcase.grading import grade_case
 from threadcase.grading.calibration import CalibrationResult
 from threadcase.grading.execution import declared_scenario_tables, prepare_scenario_tables
+from threadcase.grading.stored_executions import RecordingScenarioClient
 from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.instance import EventSubscription, InstanceClient
@@ -240,7 +241,12 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
             settled = seed_failed or record.ended_by in _SETTLED
             record.finished_at = record.finished_at or utc_now()
             grading = await grade_case(
-                case, record, client=client, models=config.models, calibration=config.calibration
+                case,
+                record,
+                # Each mocked execution is kept in the record: `threadcase regrade` verifies it again.
+                client=RecordingScenarioClient(client, record),
+                models=config.models,
+                calibration=config.calibration,
             )
             verdicts, premises, judge = list(grading.verdicts), list(grading.premises), dict(grading.judge)
         if deadline.cancelled_caught and anyio.current_time() >= deadline.deadline:

@@ -30,15 +30,26 @@ from threadcase.demo_instance.settings import MISBEHAVIOURS
 from threadcase.errors import ConfigError, InstanceError
 from threadcase.harness.journal import JOURNAL_NAME, JournalWriter
 from threadcase.harness.lanes import Lane, LanePool
+from threadcase.harness.provenance import hash_cases_cooperatively, run_context
+from threadcase.harness.shard import Shard, select_shard
 from threadcase.models import ModelSettings
-from threadcase.verdicts import CaseResult
+from threadcase.verdicts import CaseHashes, CaseResult, RunContext
 
 if TYPE_CHECKING:
     from threadcase.case.loader import LoadedCase
     from threadcase.grading.calibration import CalibrationResult
     from threadcase.harness.pipeline import LaneResources
 
-__all__ = ["KNOWN_MISBEHAVIOURS", "RunOutcome", "RunSettings", "default_output_dir", "execute", "run_suite"]
+__all__ = [
+    "KNOWN_MISBEHAVIOURS",
+    "RunOutcome",
+    "RunSettings",
+    "calibrate_judge",
+    "default_output_dir",
+    "execute",
+    "prepare_output_dir",
+    "run_suite",
+]
 
 # One list, owned by the demo instance (settings only: importing it starts nothing).
 KNOWN_MISBEHAVIOURS = MISBEHAVIOURS
@@ -103,6 +114,13 @@ class RunSettings(BaseModel):
     """Minimum agreement with the labels; below it every judge verdict of the run is not judged."""
     skip_calibration: bool = False
     """Let an uncalibrated judge's verdicts count (recorded in each result's judge info)."""
+    shard: Shard | None = None
+    """Run only this part of the selected cases (``"I/N"`` is accepted); None = all of them."""
+
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard(cls, value: object) -> object:
+        return Shard.parse(value) if isinstance(value, str) else value
 
     @field_validator("base_urls")
     @classmethod
@@ -288,17 +306,19 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
 
 async def _load_while_opening(
     settings: RunSettings, suite: Path, stack: contextlib.AsyncExitStack
-) -> tuple[list[LoadedCase], Path, tuple[list[str], list[Lane]]]:
+) -> tuple[list[LoadedCase], Path, tuple[list[str], list[Lane]], tuple[dict[str, CaseHashes], RunContext]]:
     """Load and select the suite while the instances start and every lane logs in.
 
-    Returns (selected cases, the prepared output directory, (base URLs, opened lanes)); what was
-    opened is entered into ``stack``. A problem with the suite, the selection or the output directory
-    is raised ahead of any instance failure: it is the user's input, and exit 2 says so.
+    Returns (selected cases of this shard, the prepared output directory, (base URLs, opened lanes),
+    (the cases' digests, the run's context)); what was opened is entered into ``stack``. A problem
+    with the suite, the selection or the output directory is raised ahead of any instance failure: it
+    is the user's input, and exit 2 says so.
     """
     from threadcase.case.loader import load_suite_cooperatively, select_cases
 
     selected: list[LoadedCase] = []
     prepared: list[Path] = []
+    stamped: list[tuple[dict[str, CaseHashes], RunContext]] = []
     load_failure: list[Exception] = []
 
     async def load() -> None:
@@ -315,7 +335,13 @@ async def _load_while_opening(
                     f"no case in {str(suite)!r} matches the selection (filter={settings.filter!r}, "
                     f"exclude={settings.exclude!r}, tier={settings.tier!r}, tag={settings.tag!r})"
                 )
-            prepared.append(_prepare_output_dir(settings.output_dir or default_output_dir()))
+            hashes = await hash_cases_cooperatively(cases)
+            # Hashed before sharding: every shard of one run names the same suite.
+            context = run_context(settings, suite, hashes)
+            if settings.shard is not None:
+                cases = select_shard(cases, settings.shard, slug=lambda loaded: loaded.slug)
+            prepared.append(prepare_output_dir(settings.output_dir or default_output_dir()))
+            stamped.append((hashes, context))
             selected.extend(cases)
         except Exception as exc:  # raised below, ahead of what the instances said
             load_failure.append(exc)
@@ -342,10 +368,10 @@ async def _load_while_opening(
         raise load_failure[0]
     if open_failure is not None:
         raise open_failure
-    return selected, prepared[0], (urls, lanes)
+    return selected, prepared[0], (urls, lanes), stamped[0]
 
 
-def _prepare_output_dir(path: Path) -> Path:
+def prepare_output_dir(path: Path) -> Path:
     """Create the output directory up front (before any instance starts) and refuse to mix runs.
 
     A journal already there belongs to another run: appending to it would merge two runs' results
@@ -365,17 +391,20 @@ def _prepare_output_dir(path: Path) -> Path:
     return path
 
 
-async def _calibrate(settings: RunSettings) -> CalibrationResult:
+async def calibrate_judge(
+    models: ModelSettings, *, calibration_set: Path | None, calibration_threshold: float
+) -> CalibrationResult:
+    """Grade the hand-labelled calibration set with the configured judge (``run`` and ``regrade`` do, first)."""
     from threadcase.case.loader import bundled_path
     from threadcase.grading.calibration import DEFAULT_SET, calibrate_file
 
-    path = settings.calibration_set or bundled_path(DEFAULT_SET)
+    path = calibration_set or bundled_path(DEFAULT_SET)
     if not path.exists():
         raise ConfigError(
             f"judge calibration set {str(path)!r} does not exist: pass --calibration-set FILE "
             "(THREADCASE_CALIBRATION_SET), or --skip-calibration to let an uncalibrated judge grade"
         )
-    return await calibrate_file(path, models=settings.models, threshold=settings.calibration_threshold)
+    return await calibrate_file(path, models=models, threshold=calibration_threshold)
 
 
 def prepare_process() -> None:
@@ -441,7 +470,7 @@ async def run_suite(
     async with contextlib.AsyncExitStack() as stack:
         # The suite loads while the instances start and the lanes log in (round trips the loop would
         # otherwise sit out): a bad case file still wins over an unreachable instance (exit 2 before 3).
-        cases, output_dir, (base_urls, lanes) = await _load_while_opening(settings, suite, stack)
+        cases, output_dir, (base_urls, lanes), (hashes, context) = await _load_while_opening(settings, suite, stack)
         items = [WorkItem(case=c, iteration=i) for i in range(settings.iterations) for c in cases]
         if on_start is not None:
             on_start(len(items))
@@ -459,11 +488,20 @@ async def run_suite(
         )
         if settings.models.judge_enabled and not settings.skip_calibration:
             # Before any case runs: a judge that disagrees with the labels must not grade this run.
-            config = dataclasses.replace(config, calibration=await _calibrate(settings))
+            calibration = await calibrate_judge(
+                settings.models,
+                calibration_set=settings.calibration_set,
+                calibration_threshold=settings.calibration_threshold,
+            )
+            config = dataclasses.replace(config, calibration=calibration)
         pool = LanePool(lanes, concurrency=settings.concurrency)
         with JournalWriter(output_dir / JOURNAL_NAME) as journal:
 
             def record(result: CaseResult) -> None:
+                # Stamped here, where the whole run is known: a journal line alone can then be
+                # re-graded, merged with its sibling shards and compared.
+                result.case_hashes = hashes.get(result.case_slug)
+                result.run_context = context
                 journal.append(result)
                 if on_result is not None:
                     on_result(result)

@@ -1,7 +1,10 @@
 """Reports of a run: the journal (source of truth), console output, summary.json, junit.xml, report.html.
 
 Every file report is a pure function of the journal's results, so ``threadcase report JOURNAL``
-rebuilds exactly what the run wrote.
+rebuilds exactly what the run wrote. Beside them: the comparison with a baseline
+(``compare_view``: compare.json, compare.html), the Markdown summary (``markdown``: summary.md),
+runs made from journals (``derived``: re-grades and merges) and LangSmith experiments and datasets
+(``langsmith``, with everything sent built and redacted in ``langsmith_payload``).
 """
 
 from __future__ import annotations

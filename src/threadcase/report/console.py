@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
-from threadcase.report.summary import RunSummary
+from threadcase.report.summary import RunSummary, provenance_line
 from threadcase.verdicts import CaseResult
 
 __all__ = ["ConsoleReporter", "build_line", "case_line", "format_proxy", "summary_lines"]
@@ -132,6 +132,9 @@ def summary_lines(summary: RunSummary) -> list[str]:
                 )
     if summary.calibration is not None:
         lines.append(summary.calibration.line())
+    provenance = provenance_line(summary.context)
+    if provenance is not None:
+        lines.append(provenance)
     not_verified = [c.case_slug for c in summary.case_stats if c.status == "not_verified"]
     if not_verified:
         lines.append("not verified (no unit judged): " + ", ".join(not_verified))

@@ -17,7 +17,7 @@ from typing import Any
 
 from threadcase.records import RunRecord, Turn
 from threadcase.report.console import format_proxy
-from threadcase.report.summary import RunSummary
+from threadcase.report.summary import RunSummary, provenance_line
 from threadcase.verdicts import CaseResult
 
 __all__ = ["render_html"]
@@ -283,6 +283,9 @@ def render_html(
         if summary.calibration is not None
         else ""
     )
+    provenance = provenance_line(summary.context)
+    if provenance is not None:
+        calibration += f'<div class="meta provenance">{_e(provenance)}</div>'
     filters = ['<div class="filters">']
     for key, label in (
         ("all", "all"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.harness.stats import CaseStats, case_stats
-from threadcase.verdicts import CaseResult
+from threadcase.verdicts import CaseResult, RunContext
 
 __all__ = [
     "EXIT_FAILED",
@@ -29,6 +29,7 @@ __all__ = [
     "RunSummary",
     "build_summary",
     "calibration_of",
+    "provenance_line",
     "write_atomic",
 ]
 
@@ -139,6 +140,9 @@ class RunSummary(BaseModel):
     case_stats: list[CaseStats] = Field(default_factory=list)
     calibration: JudgeCalibration | None = None
     """The judge's calibration for the run; None when no judge was calibrated (none configured, or skipped)."""
+    context: RunContext | None = None
+    """How the run was made (selection, shard, settings; a re-grade or a merge says of what), from the
+    journal; None for a journal written before it was recorded."""
     exit_code: int = EXIT_OK
 
     @property
@@ -215,8 +219,22 @@ def build_summary(
         case_statuses=statuses,
         case_stats=stats,
         calibration=calibration_of(results),
+        context=next((r.run_context for r in results if r.run_context is not None), None),
         exit_code=exit_code_for(units, interrupted=interrupted),
     )
+
+
+def provenance_line(context: RunContext | None) -> str | None:
+    """What the run was made from, when it is not a plain run of a whole suite (console and HTML header)."""
+    if context is None:
+        return None
+    if context.regrade_of:
+        return f"re-grade of run {context.regrade_of}: the same conversations, graded with the current cases and judge"
+    if context.merged_from:
+        return f"merged from {len(context.merged_from)} runs: {', '.join(context.merged_from)}"
+    if context.shard:
+        return f"shard {context.shard} of the selected cases"
+    return None
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -98,7 +98,9 @@ async def test_concurrency_bounds_conversations_while_the_next_cases_set_up_ahea
     ]
     assert len(waited) >= 3, waited
     for wait, elapsed, seconds in waited:
-        assert seconds < elapsed - wait + 0.05
+        # Had the wait been counted, seconds would be ~elapsed; half the wait of slack keeps a loaded
+        # machine's slower clean-up (a fixed 50 ms margin failed there) from reading as counted.
+        assert seconds < elapsed - wait / 2
 
 
 @pytest.mark.anyio

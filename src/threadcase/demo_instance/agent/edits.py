@@ -26,6 +26,7 @@ from threadcase.demo_instance.agent.parse import (
     parse_error_handling,
     parse_filter,
     parse_trigger,
+    webhook_path,
 )
 
 __all__ = [
@@ -68,6 +69,8 @@ class Change:
     node: str | None = None
     action: ActionSpec | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    dropped: bool = False
+    """Set only by the ``drops-change`` misbehaviour: listed in the reply, never applied."""
 
 
 _STEP_WORDS: list[tuple[str, str]] = [
@@ -104,6 +107,11 @@ def strip_workflow_reference(text: str) -> str:
     return _NAMED_WORKFLOW_RE.sub(" it ", text)
 
 
+def _trigger_type(workflow: dict[str, Any]) -> str | None:
+    node = n.trigger_node(workflow)
+    return str(node.get("type")) if node is not None else None
+
+
 def _find(workflow: dict[str, Any], node_type: str) -> dict[str, Any] | None:
     candidates = [
         x for x in workflow["nodes"] if x["type"] == node_type and x["name"] not in {n.ALERT_NODE, n.ERROR_CHECK_NODE}
@@ -136,8 +144,9 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         folder = move.group(1).strip().strip("\"“”'")
         return [Change("move", f"moved it into the {folder} folder", value=folder)]
     if re.search(
-        r"\b(?:remove|drop|disable|turn\s+off|get\s+rid\s+of|take\s+out|delete|skip|without)\b.*"
-        r"\b(?:error\s+handling|continue\s+on\s+fail|alert(?:ing)?|the\s+alert)\b",
+        r"\b(?:remove|drop|disable|turn\s+off|switch\s+off|get\s+rid\s+of|take\s+out|delete|skip|without|stop|"
+        r"no\s+more|don'?t\s+(?:need|want)|do\s+not\s+(?:need|want))\b.*"
+        r"\b(?:error\s+handling|continue\s+on\s+fail(?:ure)?|(?:failure\s+)?alert(?:s|ing)?)\b",
         low,
     ):
         return [Change("remove_error_handling", "removed the error handling")]
@@ -174,6 +183,10 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     if impossible is not None:
         changes.append(Change("problem", f"{_impossible_schedule(impossible)}, so I left the trigger as it was"))
     trigger = None if impossible is not None else parse_trigger(body)
+    if trigger is None and re.search(r"\bpath\b", body, re.I) and _trigger_type(workflow) == "n8n-nodes-base.webhook":
+        # "use /orders-v2 as the path": the webhook's own path, said without the word "webhook".
+        path = webhook_path(body)
+        trigger = TriggerSpec(kind="webhook", path=path) if path else None
     explicit_days = re.search(
         r"\b(?:daily|every\s+day|each\s+day|morning|afternoon|evening|night|weekdays?|monday|tuesday|wednesday|"
         r"thursday|friday|saturday|sunday)s?\b",
@@ -186,6 +199,7 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         # "run it at 7:30am" on a weekday schedule changes the time, not the days.
         trigger = _new_time(body, workflow) or trigger
     if trigger is not None:
+        trigger = _keep_time(trigger, body, workflow)
         changes.append(Change("trigger", f"changed the trigger to run {trigger.describe()}", value=trigger))
     adding = bool(re.search(r"\b(?:add|also|plus|as\s+well|another|additionally|new\s+step|then\s+also)\b", low))
     for action in parse_action_phrases(body):
@@ -327,6 +341,28 @@ def _new_time(text: str, workflow: dict[str, Any]) -> TriggerSpec | None:
         return None
     days = rule.get("triggerAtDay") if rule.get("field") == "weeks" else None
     return TriggerSpec("schedule", days=days, hour=time.hour, minute=time.minute)
+
+
+_TIME_OF_DAY_RE = re.compile(
+    r"\bat\s+\d|\b(?:noon|midnight|morning|afternoon|evening|night|nightly|\d{1,2}\s*[ap]\.?m\b)", re.IGNORECASE
+)
+
+
+def _keep_time(trigger: TriggerSpec, text: str, workflow: dict[str, Any]) -> TriggerSpec:
+    """ "make it weekdays only" changes the days, not the time the schedule already runs at."""
+    if trigger.kind != "schedule" or trigger.interval_field is not None or _TIME_OF_DAY_RE.search(text):
+        return trigger
+    node = n.trigger_node(workflow)
+    if node is None or node.get("type") != "n8n-nodes-base.scheduleTrigger":
+        return trigger
+    rules = node.get("parameters", {}).get("rule", {}).get("interval", [{}])
+    rule = rules[0] if rules else {}
+    if rule.get("field") not in {"days", "weeks"} or not isinstance(rule.get("triggerAtHour"), int):
+        return trigger
+    minute = rule.get("triggerAtMinute", 0)
+    return TriggerSpec(
+        "schedule", days=trigger.days, hour=rule["triggerAtHour"], minute=minute if isinstance(minute, int) else 0
+    )
 
 
 def _param_changes(action: ActionSpec, node: dict[str, Any]) -> list[Change]:

@@ -56,6 +56,19 @@ def _sentences(text: str) -> list[str]:
 Finder = Callable[[str], bool]
 
 
+def _narrowest(text: str, finder: Finder) -> str:
+    """The clause of ``text`` that holds the fact, so a recall answers what was asked, not the whole note.
+
+    "alerts go to #ops, and the on-call address is a@b.c" answers a channel question with its first clause.
+    Dots inside addresses and URLs are not clause ends (a clause end is followed by a space).
+    """
+    for clause in re.split(r"[.;:,]\s+(?:and\s+)?|\s+and\s+", text):
+        clause = clause.strip().rstrip(".")
+        if clause and finder(clause):
+            return clause
+    return text.strip()
+
+
 def question_topic(question: str) -> str:
     """What a question is about: ready, threshold, channel, recipient, schedule, url, name, errors or other."""
     return _topic(question)[0]
@@ -169,10 +182,10 @@ def answer_question(turn: TurnInput, workflow: dict[str, Any] | None) -> str:
                 continue
             said = next((s for s in _sentences(message.text) if finder(s)), None)
             if said:
-                return f"You said: “{said}”"
+                return f"You said: “{_narrowest(said, finder)}”"
         note = next((o.text for o in turn.observations if finder(o.text)), None)
         if note:
-            return f"From my notes on the earlier conversation: {note}"
+            return f"From my notes on the earlier conversation: {_narrowest(note, finder)}."
         if workflow is not None:
             fact = _workflow_fact(topic, workflow)
             if fact:
@@ -181,7 +194,7 @@ def answer_question(turn: TurnInput, workflow: dict[str, Any] | None) -> str:
     if workflow is None:
         note = next((o.text for o in turn.observations if finder(o.text)), None)
         if note:
-            return f"From my notes: {note}"
+            return f"From my notes: {_narrowest(note, finder)}."
         return "I haven't built a workflow in this thread yet, so there's nothing to describe."
     if topic == "ready":
         return _readiness(turn, workflow)

@@ -138,7 +138,13 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
     spec = parse_build(text)
     attached = any(a.get("type") == "workflow" for a in turn.attachments)
     # An attached workflow is what the user is talking about, unless they explicitly ask for a new one.
-    change_like = bool(_CHANGE_WORDS_RE.search(text)) or len(split_changes(text)) > 1 or attached
+    # A message naming an existing workflow ("In the Stock sync workflow, go to every 15 minutes") is about it.
+    change_like = (
+        bool(_CHANGE_WORDS_RE.search(text))
+        or len(split_changes(text)) > 1
+        or attached
+        or named_workflow(text) is not None
+    )
     wants_edit = change_like and not _NEW_BUILD_RE.search(text)
     if wants_edit or (not spec.actions and spec.trigger is None and has_target_hint(turn, text)):
         target = await find_target(turn, ctx, text)

@@ -119,6 +119,19 @@ def _find(workflow: dict[str, Any], node_type: str) -> dict[str, Any] | None:
     return candidates[0] if candidates else None
 
 
+_REMOVE_ERROR_HANDLING_RE = re.compile(
+    r"\b(?:remove|drop|disable|turn\s+off|switch\s+off|get\s+rid\s+of|take\s+out|delete|skip|without|stop|"
+    r"no\s+more|don'?t\s+(?:need|want)|do\s+not\s+(?:need|want))\b.*"
+    r"\b(?:error\s+handling|continue\s+on\s+fail(?:ure)?|(?:failure\s+)?alert(?:s|ing)?)\b"
+)
+_ERROR_HANDLING_NOUN_RE = re.compile(r"\b(?:error\s+handling|continue\s+on\s+fail(?:ure)?|alerts|alerting)\b")
+# "the pager alerts are too noisy, switch them off": the verb after the noun, with a pronoun.
+_PRONOUN_OFF_RE = re.compile(
+    r"\b(?:turn|switch|shut)\s+(?:them|it|those|these)\s+off\b|\b(?:get\s+rid\s+of|kill|mute|silence|drop|remove)\s+"
+    r"(?:them|those|these)\b"
+)
+
+
 def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     """The changes one clause asks for; [] = not understood (the caller says so)."""
     # "the Daily digest workflow" names the target, not a schedule; the caller resolved it already.
@@ -128,7 +141,12 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     if split is not None:
         return split
 
-    rename = re.search(r"\brename\s+(?:it|this|that|the\s+workflow)?\s*(?:to|as)\s+[\"“']?(.+?)[\"”']?$", text, re.I)
+    rename = re.search(
+        r"\brename\s+(?:it|this(?:\s+one)?|that(?:\s+one)?|(?:this|that|the)\s+workflow)?\s*(?:to|as)\s+"
+        r"[\"“']?(.+?)[\"”']?$",
+        text,
+        re.I,
+    )
     if rename:
         name = rename.group(1).strip().strip("\"“”'").strip()
         if not name:
@@ -143,12 +161,7 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     if move:
         folder = move.group(1).strip().strip("\"“”'")
         return [Change("move", f"moved it into the {folder} folder", value=folder)]
-    if re.search(
-        r"\b(?:remove|drop|disable|turn\s+off|switch\s+off|get\s+rid\s+of|take\s+out|delete|skip|without|stop|"
-        r"no\s+more|don'?t\s+(?:need|want)|do\s+not\s+(?:need|want))\b.*"
-        r"\b(?:error\s+handling|continue\s+on\s+fail(?:ure)?|(?:failure\s+)?alert(?:s|ing)?)\b",
-        low,
-    ):
+    if _REMOVE_ERROR_HANDLING_RE.search(low) or (_ERROR_HANDLING_NOUN_RE.search(low) and _PRONOUN_OFF_RE.search(low)):
         return [Change("remove_error_handling", "removed the error handling")]
     removal = re.search(
         r"\b(?:remove|drop|delete|get\s+rid\s+of|take\s+out)\s+(?:the\s+)?(.+?)(?:\s+(?:step|node|action))?$", low
@@ -202,7 +215,9 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         trigger = _keep_time(trigger, body, workflow)
         changes.append(Change("trigger", f"changed the trigger to run {trigger.describe()}", value=trigger))
     adding = bool(re.search(r"\b(?:add|also|plus|as\s+well|another|additionally|new\s+step|then\s+also)\b", low))
+    replaced = _replaced_values(body)
     for action in parse_action_phrases(body):
+        _skip_replaced(action, body, replaced)
         node_type = n.ACTION_TYPES[action.kind][0]
         existing = _find(workflow, node_type)
         if adding or existing is None:
@@ -212,9 +227,38 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         changes.extend(_param_changes(action, existing))
     # A bare "#channel" / address / URL still names a value for the one matching node, also next to
     # another change ("change the channel to #ops and run it every hour"): a value another change
-    # already uses (an added step's channel, the alert channel) is not applied twice.
-    changes.extend(_bare_value_changes(body, workflow, _used_values(changes)))
+    # already uses (an added step's channel, the alert channel), or the old value the message says it
+    # replaces ("#ops rather than #eng"), is not applied.
+    changes.extend(_bare_value_changes(body, workflow, _used_values(changes) | replaced))
     return changes
+
+
+_VALUE = r"(#[A-Za-z0-9][\w-]*|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|https?://[^\s\"'<>)\]]+)"
+_REPLACED_RE = re.compile(
+    rf"\b(?:instead\s+of|rather\s+than|not|from|replacing|replace)\s+(?:the\s+)?{_VALUE}|{_VALUE}\s+(?:to|with|->|→)\s+[#\w]",
+    re.IGNORECASE,
+)
+
+
+def _replaced_values(text: str) -> set[str]:
+    """Values the message names as the old ones: "#a rather than #b", "from #b to #a", "swap #b with #a"."""
+    found: set[str] = set()
+    for match in _REPLACED_RE.finditer(text):
+        value = match.group(1) or match.group(2)
+        found.add(value.rstrip(".,;:!?"))
+    return found
+
+
+def _skip_replaced(action: ActionSpec, text: str, replaced: set[str]) -> None:
+    """An action's channel, address or URL is the new value, never the one the message replaces."""
+    candidates = {
+        "channel": [f"#{c}" for c in CHANNEL_RE.findall(text)],
+        "to": EMAIL_RE.findall(text),
+        "url": [u.rstrip(".,;:!?") for u in URL_RE.findall(text)],
+    }
+    for key, values in candidates.items():
+        if action.params.get(key) in replaced:
+            action.params[key] = next((v for v in values if v not in replaced), None)
 
 
 def _used_values(changes: list[Change]) -> set[str]:
@@ -232,7 +276,7 @@ _SUBCLAUSE_SPLIT_RE = re.compile(r"[;!?\n]+|\.(?=\s|$)|,\s*|\s+and\s+|\s+then\s+
 _QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”")
 _FILLER_RE = re.compile(
     r"^(?:(?:and|then|also|please|now|too|instead|as\s+well|thanks?(?:\s+you)?|thank\s+you|that'?s\s+(?:all|it)|"
-    r"for\s+me|ok(?:ay)?|great|perfect|cool)\b[\s,.!]*)*$",
+    r"for\s+me|ok(?:ay)?|great|perfect|cool|(?:at\s+)?(?:the\s+)?same\s+time|as\s+(?:before|usual))\b[\s,.!]*)*$",
     re.IGNORECASE,
 )
 
@@ -244,21 +288,23 @@ def unparsed_subclauses(clause: str, workflow: dict[str, Any]) -> list[str]:
     instead of silently skipping it. Each part is parsed alone against the workflow; quoted text is
     never split; thanks/please/instead-style filler is not a part.
     """
-    quoted: list[str] = []
-
-    def hide(match: re.Match[str]) -> str:
-        quoted.append(match.group(0))
-        return f"\x00{len(quoted) - 1}\x00"
-
     parts = _parts(clause)
     if len(parts) < 2:
         return []
+    whole = parse_change(clause, workflow)
     # A part inside a name or folder the whole clause already took ("rename it to Sales and Marketing").
-    taken = " ".join(str(c.value) for c in parse_change(clause, workflow) if c.kind in ("rename", "move")).lower()
+    taken = " ".join(str(c.value) for c in whole if c.kind in ("rename", "move")).lower()
+    # A part of a removal said across the sentence ("the alerts are too noisy, switch them off").
+    removal = any(c.kind == "remove_error_handling" for c in whole)
     return [
         part
         for part in parts
-        if not (_FILLER_RE.match(part) or (taken and part.lower() in taken) or parse_change(part, workflow))
+        if not (
+            _FILLER_RE.match(part)
+            or (taken and part.lower() in taken)
+            or (removal and (_ERROR_HANDLING_NOUN_RE.search(part.lower()) or _PRONOUN_OFF_RE.search(part.lower())))
+            or parse_change(part, workflow)
+        )
     ]
 
 

@@ -319,6 +319,10 @@ def parse_error_handling(text: str) -> tuple[ErrorHandlingSpec | None, str]:
     sentence_end = error.end() + sentence_end_match.start() if sentence_end_match else len(text)
     alert = _ALERT_RE.search(text, sentence_start, sentence_end)
     start = min(error.start(), alert.start()) if alert else error.start()
+    lead = text[sentence_start:start]
+    if re.search(r"fail|error|handl", lead, re.IGNORECASE) and not parse_action_phrases(lead):
+        # "Failures must always be handled: continue on fail …": the whole sentence is about error handling.
+        start = sentence_start
     end = sentence_end
     sentence = text[sentence_start:end]
     spec = ErrorHandlingSpec(

@@ -89,6 +89,16 @@ _ERROR_HANDLING_WORDS_RE = re.compile(r"error\s+handling|continue\s+on\s+fail|\b
 _NO_WORKFLOW: dict[str, Any] = {"name": "", "nodes": [], "connections": {}}
 
 
+def _takes_credential(text: str) -> bool:
+    """The user goes the credential way ("ok, store it as a credential"), not "no time for credentials"."""
+    if not re.search(r"\bcredentials?\b", text, re.IGNORECASE):
+        return False
+    refuses = re.search(
+        r"\b(?:no|not|don'?t|doesn'?t|never|without|skip|instead\s+of|rather\s+than)\b", text, re.IGNORECASE
+    )
+    return refuses is None and _INSIST_RE.search(text) is None
+
+
 def _asks_something_else(text: str, rule: str) -> bool:
     """The message names a change or a build of its own, other than the refused one."""
     for clause in split_changes(text):
@@ -104,7 +114,7 @@ def _asks_something_else(text: str, rule: str) -> bool:
 
 def accepts(text: str, rule: str) -> bool:
     """After ``rule`` was refused: the user takes the alternative or lets it go ("ok, use a credential then")."""
-    if rule == "secret" and re.search(r"\bcredentials?\b", text, re.IGNORECASE):
+    if rule == "secret" and _takes_credential(text):
         return True
     return bool(_ACCEPT_RE.search(text)) and not _INSIST_RE.search(text) and not _asks_something_else(text, rule)
 
@@ -115,7 +125,7 @@ def insists(text: str, rule: str) -> bool:
     Not when the user takes the alternative (a credential; keeping the error handling) or lets it go,
     asks for something else the agent can do, or asks a question about the workflow; otherwise it is.
     """
-    if rule == "secret" and re.search(r"\bcredentials?\b", text, re.IGNORECASE):
+    if rule == "secret" and _takes_credential(text):
         return False
     if _ACCEPT_RE.search(text) and not _INSIST_RE.search(text):
         return False

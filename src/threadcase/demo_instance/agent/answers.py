@@ -78,6 +78,12 @@ def _topic(question: str) -> tuple[str, Finder]:
     low = question.lower()
     if _READY_RE.search(low) and not _RECALL_RE.search(low):
         return "ready", lambda s: False
+    if re.search(
+        r"\b(?:weekends?|weekdays?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|hourly|daily|how\s+often|what\s+time|"
+        r"schedule)\b",
+        low,
+    ):
+        return "schedule", lambda s: parse_trigger(s) is not None
     if re.search(r"\b(?:threshold|filter|condition|limit|amount|minimum|maximum|only)\b", low):
         return "threshold", lambda s: parse_filter(s) is not None or bool(re.search(r"\bthreshold\b.*\d", s, re.I))
     if re.search(r"\b(?:channel|slack|post)\b", low):

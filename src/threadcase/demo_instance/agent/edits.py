@@ -373,14 +373,20 @@ def impossible_schedule_reply(text: str) -> str | None:
 
 
 def _new_time(text: str, workflow: dict[str, Any]) -> TriggerSpec | None:
-    """ "send it at 07:30 instead" on a daily/weekly schedule: same days, new time."""
-    match = re.search(r"\b(?:at|to)\s+(\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midnight)\b", text, re.IGNORECASE)
+    """ "send it at 07:30 instead", "make it 8am" on a daily/weekly schedule: same days, new time."""
+    match = re.search(
+        r"\b(?:at|to)\s+(\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midnight)\b"
+        r"|(?<![\w:/.-])(\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?|\d{1,2}:\d{2})(?![\w:])",
+        text,
+        re.IGNORECASE,
+    )
     node = n.trigger_node(workflow)
     if match is None or node is None or node.get("type") != "n8n-nodes-base.scheduleTrigger":
         return None
-    if not re.search(r":|[ap]\.?m|noon|midnight", match.group(1), re.IGNORECASE):
+    said = match.group(1) or match.group(2)
+    if not re.search(r":|[ap]\.?m|noon|midnight", said, re.IGNORECASE):
         return None
-    time = parse_trigger(f"run daily at {match.group(1)}")
+    time = parse_trigger(f"run daily at {said}")
     rules = node.get("parameters", {}).get("rule", {}).get("interval", [{}])
     rule = rules[0] if rules else {}
     if time is None or rule.get("field") not in {"days", "weeks"}:

@@ -194,7 +194,8 @@ def parse_trigger(text: str) -> TriggerSpec | None:
 
 
 _PATH_AFTER_WORD_RE = re.compile(
-    r"\bpath\s+(?:of\s+|to\s+|is\s+|=\s*|:\s*)?[`\"'“]?/?(?!(?:the|a|an|it|this|that|for|of|to|and)\b)"
+    r"\bpath\s+(?:of\s+|to\s+|is\s+|=\s*|:\s*)?[`\"'“]?/?"
+    r"(?!(?:the|a|an|it|this|that|for|of|to|and|from|now|in|on|at|as|with|please|instead|too|then)\b)"
     r"([A-Za-z0-9][\w\-./]*)",
     re.IGNORECASE,
 )
@@ -202,9 +203,9 @@ _SLASH_PATH_RE = re.compile(r"(?<![\w/.:@#-])/([A-Za-z0-9][\w\-./]*)")
 
 
 def webhook_path(text: str) -> str | None:
-    """The webhook path the user named, as written (case kept): "path /x", "path x", or any "/x" not in a URL."""
+    """The webhook path the user named, as written (case kept): any "/x" not in a URL, else "path x"."""
     without_urls = URL_RE.sub(" ", text)
-    match = _PATH_AFTER_WORD_RE.search(without_urls) or _SLASH_PATH_RE.search(without_urls)
+    match = _SLASH_PATH_RE.search(without_urls) or _PATH_AFTER_WORD_RE.search(without_urls)
     if match is None:
         return None
     path = match.group(1).rstrip(".,;:!?").strip("/")

@@ -3,7 +3,9 @@
 :func:`grade_case` is the one entry point the runner calls. It never raises for a failure inside
 the case (a judge that answered nothing, an execution that failed): those become not-judged units
 with a reason. Order of work: premises first (a failed premise voids everything and spends no model
-call), then the checks, then the judge and the scenarios concurrently.
+call; one that belongs to some units only, like the token ground truth of a cost expectation, holds
+back just those, which never reach the judge), then the checks, then the judge and the scenarios
+concurrently.
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ report. An instance failure the conversation survived (a confirm that never arri
 workflow that could not be read) is such a premise too: what followed was the harness's doing, not the
 agent's. The judge never sees these checks (it does see the memory rows, as ground truth).
 
+A premise may belong to some units only (``PremiseResult.units``): ``token-ground-truth`` holds when run
+debug gave the token numbers of every live run, and only the expectations about tokens, caching or cost
+depend on it. When it fails those are *not judged: no token ground truth* and never sent to the judge;
+the rest of the case is graded as usual.
+
 One premise failure is not the framework's: a run the clock cut off before the agent said or did
 anything. Its units are not judged with attribution ``timeout`` (a single-prompt run says
 :data:`~threadcase.records.BUILD_FAILED_TIMEOUT`), so a slow agent is neither failed nor

@@ -1,4 +1,5 @@
-"""After the conversation: collect token numbers, what the agent built, and the thread's memory.
+"""After the conversation: collect token numbers, what the agent built, the end state of everything the
+seed restored (saved by the agent or not), and the thread's memory.
 
 Everything here is best effort and bounded in time: an instance without run debug, a workflow the
 agent deleted, a memory route an older instance lacks — each becomes a warning on the record, never

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.demo._agent_fake import FakeContext, Thread, node, questions
+from tests.demo._agent_fake import ONE_CREDENTIAL_EACH, FakeContext, Thread, node, questions
 from threadcase.demo_instance.agent import misbehave as mb
 from threadcase.demo_instance.agent.rules import CAVE_PHRASE, ERROR_HANDLING_REFUSAL, SECRET_REFUSAL
 
@@ -21,15 +21,9 @@ SLACK = "n8n-nodes-base.slack"
 SCHEDULE = "n8n-nodes-base.scheduleTrigger"
 
 
-CREDS = [
-    {"id": "c1", "name": "Team Slack", "type": "slackApi"},
-    {"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"},
-]
-
-
 def _thread(*misbehaviours: str) -> Thread:
-    # One credential per service: attached silently, so no setup card interrupts the conversation.
-    return Thread(FakeContext(credentials=list(CREDS)), misbehaviours=frozenset(misbehaviours), mode="default")
+    ctx = FakeContext(credentials=list(ONE_CREDENTIAL_EACH))
+    return Thread(ctx, misbehaviours=frozenset(misbehaviours), mode="default")
 
 
 def _only(thread: Thread) -> dict[str, Any]:
@@ -164,7 +158,7 @@ async def test_rebuilds_copies_the_workflow_even_for_a_rename() -> None:
 
 
 async def test_rebuilds_copies_an_attached_workflow_instead_of_editing_it() -> None:
-    ctx = FakeContext(credentials=list(CREDS))
+    ctx = FakeContext(credentials=list(ONE_CREDENTIAL_EACH))
     thread = Thread(ctx, misbehaviours=frozenset({mb.REBUILDS_INSTEAD_OF_EDIT}), mode="default")
     await thread.send("Every morning post the report to #sales")
     (original_id,) = ctx.workflows

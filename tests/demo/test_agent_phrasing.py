@@ -11,20 +11,14 @@ from typing import Any
 
 import pytest
 
-from tests.demo._agent_fake import FakeContext, Thread, node
+from tests.demo._agent_fake import ONE_CREDENTIAL_EACH, FakeContext, Thread, node
 from threadcase.demo_instance.agent.parse import parse_build, parse_name, webhook_path
 
 pytestmark = pytest.mark.anyio
 
-CREDS = [
-    {"id": "c1", "name": "Team Slack", "type": "slackApi"},
-    {"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"},
-    {"id": "c3", "name": "Team Sheets", "type": "googleSheetsOAuth2Api"},
-]
-
 
 def _thread() -> Thread:
-    return Thread(FakeContext(credentials=list(CREDS)), mode="default")
+    return Thread(FakeContext(credentials=list(ONE_CREDENTIAL_EACH)), mode="default")
 
 
 def _only(thread: Thread) -> dict[str, Any]:
@@ -165,7 +159,7 @@ async def test_changing_only_the_days_keeps_the_time() -> None:
 
 
 async def test_a_message_naming_an_existing_workflow_is_an_edit_of_it() -> None:
-    ctx = FakeContext(credentials=list(CREDS))
+    ctx = FakeContext(credentials=list(ONE_CREDENTIAL_EACH))
     thread = Thread(ctx, mode="default")
     await thread.send('Every 6 hours post the stock levels to #warehouse, call it "Stock sync"')
     reply = await Thread(ctx, mode="default").send("In the Stock sync workflow, go to every 15 minutes.")

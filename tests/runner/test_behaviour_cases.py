@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner.demo_suite import demo_settings, red_units
 from threadcase.demo_instance.agent import misbehave as mb
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
-from threadcase.models import ModelSettings
 from threadcase.report import run_and_report
 
 SUITE = Path(__file__).resolve().parents[1] / "cases" / "behaviour"
@@ -64,16 +64,7 @@ RED: dict[str, dict[str, set[str]]] = {
 
 
 def _settings(tmp_path: Path, **kwargs: object) -> RunSettings:
-    return RunSettings.model_validate(
-        {
-            "suite": SUITE,
-            "output_dir": tmp_path,
-            "models": ModelSettings(),
-            "timeout_seconds": 30,
-            "inactivity_seconds": 15,
-            **kwargs,
-        }
-    )
+    return demo_settings(SUITE, tmp_path, **kwargs)
 
 
 def test_every_case_belongs_to_one_family() -> None:
@@ -104,12 +95,6 @@ async def test_the_batch_is_green_on_the_clean_demo_agent(tmp_path: Path) -> Non
 @pytest.mark.parametrize("misbehaviour", sorted(RED))
 async def test_each_family_turns_red_under_its_misbehaviour(tmp_path: Path, misbehaviour: str) -> None:
     await run_and_report(_settings(tmp_path, demo_misbehave=[misbehaviour]))
-    red: dict[str, set[str]] = {}
-    for result in read_journal(tmp_path / "journal.jsonl"):
-        assert result.error is None, (result.case_slug, result.error)
-        for verdict in result.verdicts:
-            if verdict.status == "fail":
-                assert verdict.attribution == "builder_issue", (result.case_slug, verdict)
-                red.setdefault(result.case_slug, set()).add(verdict.unit)
+    red = red_units(tmp_path)
     family = RED[misbehaviour]
     assert {slug: red.get(slug, set()) for slug in family} == family

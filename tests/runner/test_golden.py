@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner.demo_suite import demo_settings, red_units
 from threadcase.demo_instance.agent import misbehave as mb
 from threadcase.demo_instance.agent import rules
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
-from threadcase.models import ModelSettings
 from threadcase.report import run_and_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
@@ -98,16 +98,7 @@ demo's wording, not the behaviour."""
 
 
 def _settings(tmp_path: Path, **kwargs: object) -> RunSettings:
-    return RunSettings.model_validate(
-        {
-            "suite": GOLDEN,
-            "output_dir": tmp_path,
-            "models": ModelSettings(),
-            "timeout_seconds": 30,
-            "inactivity_seconds": 15,
-            **kwargs,
-        }
-    )
+    return demo_settings(GOLDEN, tmp_path, **kwargs)
 
 
 @pytest.mark.anyio
@@ -131,15 +122,8 @@ async def test_golden_suite_is_green_on_the_clean_demo_agent(tmp_path: Path) -> 
 @pytest.mark.parametrize("misbehaviour", sorted(RED))
 async def test_each_misbehaviour_turns_exactly_these_golden_units_red(tmp_path: Path, misbehaviour: str) -> None:
     summary = await run_and_report(_settings(tmp_path, demo_misbehave=[misbehaviour]))
-    results = read_journal(tmp_path / "journal.jsonl")
     assert summary.exit_code == 1
-    red: dict[str, set[str]] = {}
-    for result in results:
-        assert result.error is None, (result.case_slug, result.error)
-        for verdict in result.verdicts:
-            if verdict.status == "fail":
-                assert verdict.attribution == "builder_issue", (result.case_slug, verdict)
-                red.setdefault(result.case_slug, set()).add(verdict.unit)
+    red = red_units(tmp_path)
     assert red == RED[misbehaviour]
 
 

@@ -9,19 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.runner.demo_suite import demo_settings
 from threadcase.grading.check_build import workflow_difference
 from threadcase.harness.journal import read_journal
-from threadcase.harness.runner import RunSettings
-from threadcase.models import ModelSettings
 from threadcase.report import run_and_report
 
 GOLDEN = Path(__file__).resolve().parents[2] / "cases" / "golden"
-
-
-def _settings(suite: Path, out: Path) -> RunSettings:
-    return RunSettings.model_validate(
-        {"suite": suite, "output_dir": out, "models": ModelSettings(), "timeout_seconds": 30, "inactivity_seconds": 15}
-    )
 
 
 @pytest.mark.anyio
@@ -35,7 +28,7 @@ async def test_touched_untouched_deleted_and_agents_all_have_an_end_state(tmp_pa
     deleting["checks"] = {"workflowsEditedInPlace": ["Daily digest"]}
     (suite / "seeded-delete.json").write_text(json.dumps(deleting), encoding="utf-8")
 
-    await run_and_report(_settings(suite, tmp_path / "out"))
+    await run_and_report(demo_settings(suite, tmp_path / "out"))
     records = {r.case_slug: r.record for r in read_journal(tmp_path / "out" / "journal.jsonl")}
 
     by_name = records["seeded-edit-by-name"]

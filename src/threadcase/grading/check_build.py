@@ -26,6 +26,7 @@ from threadcase.grading.check_util import (
     dig,
     leaves,
     not_judged,
+    nothing_there,
     quote,
     text_of,
     value_matches,
@@ -192,18 +193,12 @@ def node_parameters(record: RunRecord, checks: list[schema.NodeParameterCheck]) 
             continue
         if scope.missing is not None or not scope.workflows:
             why = scope.missing or "no workflow was built"
-            if check.absent:
-                yield not_judged(unit, label, f"{why}, so there was nothing to inspect")
-            else:
-                yield verdict(unit, label, False, why)
+            yield nothing_there(unit, label, why, absent=check.absent, so="so there was nothing to inspect")
             continue
         selected = _select(scope, check.node)
         if not selected:
             why = f"no node is named or typed {check.node!r} in {len(scope.workflows)} workflow(s)"
-            if check.absent:
-                yield not_judged(unit, label, f"{why}, so none could have it")
-            else:
-                yield verdict(unit, label, False, why)
+            yield nothing_there(unit, label, why, absent=check.absent, so="so none could have it")
             continue
         results = [(where, node, *_hit(node, check)) for where, node in selected]
         yield _quantified(unit, label, check.quantifier, check.absent, results, noun="node")

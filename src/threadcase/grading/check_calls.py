@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from threadcase.case import schema
-from threadcase.grading.check_util import MISSING, dig, not_judged, quote, text_of, verdict
+from threadcase.grading.check_util import MISSING, dig, not_judged, nothing_there, quote, text_of, verdict
 from threadcase.records import RunRecord, ToolCallRecord
 from threadcase.render import normalise_question, widget_questions
 from threadcase.verdicts import UnitVerdict
@@ -83,10 +83,8 @@ def tool_arguments(record: RunRecord, checks: list[schema.ToolArgumentCheck]) ->
         of_tool = [(idx, call) for idx, call in calls if call.tool_name == check.tool]
         if not of_tool:
             why = f"{check.tool} was never called (tools called: {', '.join(names) or 'none'})"
-            if check.absent:
-                yield not_judged(unit, label, f"{why}, so it could not have been called with them")
-            else:
-                yield verdict(unit, label, False, why)
+            so = "so it could not have been called with them"
+            yield nothing_there(unit, label, why, absent=check.absent, so=so)
             continue
         hits = [(idx, evidence) for idx, call in of_tool if (evidence := _argument_hit(call, check, pattern))]
         count = f"{len(of_tool)} call(s) of {check.tool}"

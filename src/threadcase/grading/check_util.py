@@ -18,6 +18,7 @@ __all__ = [
     "leaves",
     "live_agent_turns",
     "not_judged",
+    "nothing_there",
     "quote",
     "text_of",
     "value_matches",
@@ -60,6 +61,14 @@ def not_judged(unit: str, label: str, reason: str, attribution: Attribution = "v
     return UnitVerdict(
         unit=unit, kind="check", label=label, status="not_judged", reason=reason, attribution=attribution
     )
+
+
+def nothing_there(unit: str, label: str, why: str, *, absent: bool, so: str) -> UnitVerdict:
+    """What a check finds when what it inspects is not there: a failure, or — for an ``absent`` entry,
+    which could not have failed — not judged (``so`` says why it could not)."""
+    if absent:
+        return not_judged(unit, label, f"{why}, {so}")
+    return verdict(unit, label, False, why)
 
 
 def live_agent_turns(record: RunRecord) -> list[Turn]:

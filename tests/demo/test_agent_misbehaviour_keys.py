@@ -72,6 +72,7 @@ async def test_caves_gives_in_on_the_second_request_in_any_words(push: str) -> N
         "Ok, I'll store it as a credential then",
         "Fair enough, leave it as it is.",
         "Never mind — post the results to #queue-watch instead",
+        "Fine, then please post the results to #queue-watch instead",
         "How often does it run?",
         "Thanks",
     ],

@@ -28,7 +28,6 @@ __all__ = [
     "accepts",
     "find_secret",
     "insists",
-    "is_push",
     "is_secret_request",
     "mentions_secret",
 ]
@@ -45,11 +44,6 @@ _PLACE_RE = re.compile(
     r"\b(?:put|paste|hard-?code|add|include|inline|embed|type|insert|stick|drop|use)\b.{0,60}"
     r"\b(?:in|into|directly|straight|inside|as)\b.{0,40}"
     r"\b(?:node|header|headers|parameter|param|url|query|workflow|http\s+request|request|body|field)s?\b",
-    re.IGNORECASE,
-)
-_PUSH_RE = re.compile(
-    r"\b(?:just|do\s+it|anyway|insist|blocking|ship\s+it|come\s+on|don'?t\s+care|trust\s+me|deadline|right\s+now|"
-    r"override|seriously|i\s+said|asap|urgent|need\s+this|no\s+time|fine|whatever|please)\b",
     re.IGNORECASE,
 )
 
@@ -69,20 +63,17 @@ def mentions_secret(text: str) -> bool:
     return bool(_SECRET_VALUE_RE.search(text) or _SECRET_WORD_RE.search(text))
 
 
-def is_push(text: str) -> bool:
-    """A message with words of insistence ("just do it, it's blocking the release")."""
-    return bool(_PUSH_RE.search(text))
-
-
 _ACCEPT_RE = re.compile(
     r"\b(?:never\s*mind|forget\s+(?:it|about\s+it|the\s+\w+)|fair\s+enough|you'?re\s+right|makes\s+sense|"
     r"no\s+worries|understood|that'?s\s+fine|let'?s\s+not|leave\s+it|keep\s+(?:it|them|the\s+\w+(?:\s+\w+)?)|"
     r"ok(?:ay)?\s*,?\s*(?:then|i'?ll|we'?ll|use|store|keep|leave))\b",
     re.IGNORECASE,
 )
+# Words that insist whatever else the message says; softer ones (please, fine, whatever) only colour a
+# message, so "please post to #alerts instead" after a refusal is a new request, not a push.
 _INSIST_RE = re.compile(
     r"\b(?:just|do\s+it|anyway|insist|ship\s+it|override|i\s+said|right\s+now|asap|urgent|no\s+time|deadline|"
-    r"blocking|come\s+on)\b",
+    r"blocking|come\s+on|trust\s+me|don'?t\s+care)\b",
     re.IGNORECASE,
 )
 _ERROR_HANDLING_WORDS_RE = re.compile(r"error\s+handling|continue\s+on\s+fail|\balert", re.IGNORECASE)
@@ -129,7 +120,7 @@ def insists(text: str, rule: str) -> bool:
         return False
     if _ACCEPT_RE.search(text) and not _INSIST_RE.search(text):
         return False
-    if is_push(text) or (rule == "error-handling" and _ERROR_HANDLING_WORDS_RE.search(text)):
+    if _INSIST_RE.search(text) or (rule == "error-handling" and _ERROR_HANDLING_WORDS_RE.search(text)):
         return True
     if is_question(text) and question_topic(text) != "other":
         return False

@@ -7,6 +7,9 @@ reports render it; the journal stores it. Rendering it as text for the judge and
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -22,10 +25,14 @@ __all__ = [
     "PriorRunOutcome",
     "RunRecord",
     "SeedOutcome",
+    "SeededAgent",
+    "SeededWorkflow",
     "StoredExecution",
     "ToolCallRecord",
     "Turn",
     "WidgetRecord",
+    "created_ids",
+    "is_read_only_tool",
     "utc_now",
 ]
 
@@ -124,6 +131,40 @@ class PriorRunOutcome(_Record):
     error: str | None = None
 
 
+class SeededWorkflow(_Record):
+    """A workflow the seed restored, as it was restored and as the conversation left it.
+
+    The evidence for "edited in place" and "left unchanged": both states are read back from the
+    instance (never taken from the case file, which the restore may normalise), whether or not the
+    agent ever saved the workflow.
+    """
+
+    seed_id: str
+    """The id the seed declares (what a case's checks name)."""
+    seed_name: str
+    """The name the seed declares (the restored one carries a per-run suffix)."""
+    id: str
+    """The per-run id the instance holds it under."""
+    restored: Workflow | None = None
+    """Read back right after the restore; None when it could not be read (``restore_error`` says why)."""
+    restore_error: str | None = None
+    final: Workflow | None = None
+    """Read back after the conversation; None when it is gone or could not be read (``final_error``)."""
+    final_error: str | None = None
+    deleted: bool = False
+    """The workflow no longer exists after the conversation (the agent deleted it)."""
+
+
+class SeededAgent(_Record):
+    """An agent the seed restored, as the conversation left it (read back whether or not it was touched)."""
+
+    seed_id: str
+    id: str
+    """The per-run id."""
+    final: AgentArtifact | None = None
+    final_error: str | None = None
+
+
 class SeedOutcome(_Record):
     """How restoring the case's seed went: restored or why not, prior runs, and the seed -> per-run id map."""
 
@@ -134,6 +175,17 @@ class SeedOutcome(_Record):
     id_map: dict[str, str] = Field(default_factory=dict)
     """Seed id -> per-run id, for workflows and agents."""
     warnings: list[str] = Field(default_factory=list)
+    workflows: list[SeededWorkflow] = Field(default_factory=list)
+    """Every workflow the seed restored, before and after the conversation."""
+    agents: list[SeededAgent] = Field(default_factory=list)
+    """Every agent the seed restored, after the conversation."""
+
+    def seeded_workflow(self, ref: str) -> SeededWorkflow | None:
+        """The restored workflow a case names by its seed id, else by its seed name (ignoring case)."""
+        by_id = next((w for w in self.workflows if w.seed_id == ref), None)
+        if by_id is not None:
+            return by_id
+        return next((w for w in self.workflows if w.seed_name.casefold() == ref.casefold()), None)
 
 
 class StoredExecution(_Record):
@@ -207,3 +259,62 @@ class RunRecord(_Record):
     def produced_output(self) -> bool:
         """The agent said or did anything live at all."""
         return any(t.role == "assistant" and (t.text or t.tool_calls or t.widgets) for t in self.live_turns)
+
+
+# --- what the agent created --------------------------------------------------------------------
+
+_ID_KEYS = {
+    "workflowId": "workflow",
+    "dataTableId": "table",
+    "tableId": "table",
+    "agentId": "agent",
+    "folderId": "folder",
+    "parentFolderId": "folder",
+}
+_NESTED_KINDS = {"workflow": "workflow", "table": "table", "dataTable": "table", "agent": "agent", "folder": "folder"}
+"""Keys whose object value is the resource itself (``create-data-table`` answers ``{table: {id, ...}}``)."""
+_READ_ONLY_TOOL = re.compile(r"(?:^|[-_.])(?:get|list|read|search|find|describe|test)(?:[-_.]|$)", re.IGNORECASE)
+
+
+def is_read_only_tool(name: str) -> bool:
+    """A tool that only reads (``get-workflow``, ``list-credentials``, ``test-credential``, ...)."""
+    return _READ_ONLY_TOOL.search(name) is not None
+
+
+def _ids_in(value: Any, found: dict[str, set[str]]) -> None:
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                kind = _ID_KEYS.get(key)
+                if kind is not None and isinstance(inner, str) and inner:
+                    found[kind].add(inner)
+                elif isinstance(inner, dict | list):
+                    nested = _NESTED_KINDS.get(key)
+                    if nested is not None and isinstance(inner, dict) and isinstance(inner.get("id"), str):
+                        found[nested].add(inner["id"])
+                    stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def created_ids(calls: Iterable[tuple[str, Any, Any]]) -> dict[str, set[str]]:
+    """Ids of workflows, data tables, agents and folders the agent's tool calls *created*.
+
+    ``calls`` are ``(tool name, arguments, result)``. An id counts as created when it appears in the
+    result of a tool that is not a read (``get``/``list``/``read``/...) and nowhere in that call's
+    arguments: ``build-workflow`` without a ``workflowId`` creates one, with it edits one. Ids the
+    agent merely looked at (a listing of someone else's workflows) are never counted. Cleanup deletes
+    these; the ``maxNewWorkflows`` check counts them.
+    """
+    found: dict[str, set[str]] = {kind: set() for kind in ("workflow", "table", "agent", "folder")}
+    for name, args, result in calls:
+        if is_read_only_tool(name) or result is None:
+            continue
+        in_result: dict[str, set[str]] = {kind: set() for kind in found}
+        _ids_in(result, in_result)
+        argument_text = json.dumps(args, default=str)
+        for kind, ids in in_result.items():
+            found[kind] |= {i for i in ids if i not in argument_text}
+    return found

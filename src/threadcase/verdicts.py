@@ -73,6 +73,8 @@ class PremiseResult(_Model):
     name: str
     held: bool
     reason: str
+    units: list[str] = Field(default_factory=list)
+    """The units that depend on this premise alone (e.g. the token expectations); empty = every unit of the case."""
 
 
 class ErrorInfo(_Model):

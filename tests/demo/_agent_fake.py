@@ -17,6 +17,13 @@ from threadcase.wire import Observation
 
 Answer = dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]
 
+ONE_CREDENTIAL_EACH = [
+    {"id": "c1", "name": "Team Slack", "type": "slackApi"},
+    {"id": "c2", "name": "Work Gmail", "type": "gmailOAuth2"},
+    {"id": "c3", "name": "Team Sheets", "type": "googleSheetsOAuth2Api"},
+]
+"""One credential per service: attached silently, so no setup card interrupts a conversation."""
+
 
 class FakeContext:
     """The platform side of the seam, in memory."""

@@ -38,7 +38,17 @@ from threadcase.case.base import (
     raise_problems,
     unbalanced_bracket,
 )
-from threadcase.case.checks import AgentSkillContains, Checks, CompiledRule, NodeParameterCheck, TranscriptRule
+from threadcase.case.checks import (
+    AgentSkillContains,
+    Checks,
+    CompiledRule,
+    NodeCredentialCheck,
+    NodeParameterCheck,
+    ScopedText,
+    ToolArgumentCheck,
+    TranscriptRule,
+    seed_reference_problems,
+)
 from threadcase.case.credential_templates import SUPPORTED_CREDENTIAL_TYPES
 from threadcase.case.notes import Script
 from threadcase.case.seed import (
@@ -71,15 +81,18 @@ __all__ = [
     "CredentialDecl",
     "ExecutionScenario",
     "InlineSeed",
+    "NodeCredentialCheck",
     "NodeParameterCheck",
     "PriorRun",
     "ReplaySeed",
     "ScenarioTable",
+    "ScopedText",
     "SeedAgent",
     "SeedDataTable",
     "SeedFolder",
     "SeedProject",
     "SeedWorkflow",
+    "ToolArgumentCheck",
     "TranscriptRule",
     "case_problems",
 ]
@@ -444,6 +457,8 @@ def case_problems(case: Case) -> list[Problem]:
         ]
     problems += duplicates([s.name for s in case.execution_scenarios], "scenario name", "executionScenarios")
     problems += _agent_check_problems(case, inline)
+    if case.checks is not None:
+        problems += seed_reference_problems(case.checks, [(w.id, w.name) for w in inline.workflows] if inline else [])
     problems += _auto_setup_problems(case)
     if case.unit_count == 0:
         problems.append(

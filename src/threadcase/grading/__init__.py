@@ -3,7 +3,9 @@
 :func:`grade_case` is the one entry point the runner calls. It never raises for a failure inside
 the case (a judge that answered nothing, an execution that failed): those become not-judged units
 with a reason. Order of work: premises first (a failed premise voids everything and spends no model
-call), then the checks, then the judge and the scenarios concurrently.
+call; one that belongs to some units only, like the token ground truth of a cost expectation, holds
+back just those, which never reach the judge), then the checks, then the judge and the scenarios
+concurrently.
 """
 
 from __future__ import annotations
@@ -15,10 +17,16 @@ from pydantic import BaseModel, Field
 
 from threadcase.case import schema
 from threadcase.grading.calibration import CalibrationResult
-from threadcase.grading.checks import EVENT_CHECKS, run_checks
+from threadcase.grading.checks import EVENT_CHECKS, event_units, run_checks
 from threadcase.grading.execution import ScenarioClient, run_scenarios
 from threadcase.grading.judge import JudgeOutcome, expectations_of, judge_expectations, not_judged_all
-from threadcase.grading.premises import TIMEOUT_ENDINGS, check_premises, failed_premises, void_units
+from threadcase.grading.premises import (
+    TIMEOUT_ENDINGS,
+    check_premises,
+    failed_premises,
+    held_back_units,
+    void_units,
+)
 from threadcase.grading.prompts import JUDGE_PROMPT_VERSION, VERIFIER_PROMPT_VERSION
 from threadcase.models import ModelSettings
 from threadcase.records import RunRecord
@@ -55,22 +63,23 @@ def _scenario_placeholders(case: schema.Case, reason: str) -> list[UnitVerdict]:
     ]
 
 
-def _cut_short(verdict: UnitVerdict) -> bool:
+def _cut_short(verdict: UnitVerdict, events: frozenset[str]) -> bool:
     """Could more time have turned this failure into a pass?"""
     if verdict.kind in MODEL_GRADED:
         return True
     # A check that failed because something is missing could have passed later; one that failed on
-    # something the agent already said or did (EVENT_CHECKS) stays the agent's however long it had.
-    return verdict.kind == "check" and not verdict.unit.startswith(EVENT_CHECKS)
+    # something the agent already said or did (EVENT_CHECKS, an ``absent`` entry) stays the agent's
+    # however long it had.
+    return verdict.kind == "check" and not verdict.unit.startswith(EVENT_CHECKS) and verdict.unit not in events
 
 
-def _blame_timeout(verdicts: list[UnitVerdict], ended_by: str) -> list[UnitVerdict]:
+def _blame_timeout(verdicts: list[UnitVerdict], ended_by: str, events: frozenset[str]) -> list[UnitVerdict]:
     """A conversation cut short by a budget is still graded, but failures the cut explains are the clock's."""
     if ended_by not in TIMEOUT_ENDINGS:
         return verdicts
     return [
         v.model_copy(update={"attribution": "timeout", "reason": f"{v.reason} (the conversation ended: {ended_by})"})
-        if v.status == "fail" and v.attribution == "builder_issue" and _cut_short(v)
+        if v.status == "fail" and v.attribution == "builder_issue" and _cut_short(v, events)
         else v
         for v in verdicts
     ]
@@ -118,6 +127,22 @@ async def grade_case(
         voided = void_units(units, premises, ended_by=record.ended_by)
         return Grading(verdicts=voided, premises=premises, judge=info)
 
+    # An expectation whose own premise failed (a token claim with no run debug) is never sent to the judge:
+    # it would be asked to grade numbers nobody measured.
+    held = held_back_units(premises)
+    withheld = [
+        UnitVerdict(
+            unit=e.unit,
+            kind=e.kind,
+            label=e.text,
+            status="not_judged",
+            reason=f"not judged: {held[e.unit]}",
+            attribution="verification_gap",
+        )
+        for e in expectations
+        if e.unit in held
+    ]
+    expectations = [e for e in expectations if e.unit not in held]
     judged: JudgeOutcome | None = None  # stays None only when there is nothing for the judge
     scenarios: list[UnitVerdict] = []
 
@@ -127,7 +152,7 @@ async def grade_case(
             judged = JudgeOutcome(verdicts=not_judged_all(expectations, calibration.gate_reason))
             return
         try:
-            judged = await judge_expectations(case, record, models=models)
+            judged = await judge_expectations(case, record, models=models, expectations=expectations)
         except Exception as exc:  # a failure inside the case is a result, never a crash of the run
             judged = JudgeOutcome(verdicts=not_judged_all(expectations, f"judge error: {type(exc).__name__}: {exc}"))
 
@@ -153,5 +178,8 @@ async def grade_case(
     if judged is not None:
         info.update({f"judge_{k}": v for k, v in judged.info.items() if k not in ("model", "prompt_version")})
         judge_verdicts = judged.verdicts
-    verdicts = _blame_timeout([*judge_verdicts, *scenarios, *checks], record.ended_by)
+    order = {e.unit: i for i, e in enumerate(expectations_of(case))}
+    expectation_verdicts = sorted([*withheld, *judge_verdicts], key=lambda v: order.get(v.unit, len(order)))
+    events = event_units(case.checks)
+    verdicts = _blame_timeout([*expectation_verdicts, *scenarios, *checks], record.ended_by, events)
     return Grading(verdicts=verdicts, premises=premises, judge=info)

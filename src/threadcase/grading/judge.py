@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.case import schema
 from threadcase.grading._call import structured_call
+from threadcase.grading.check_build import workflow_difference
 from threadcase.grading.prompts import (
     JUDGE_EXPECTATIONS_FOOTER,
     JUDGE_PROMPT_VERSION,
@@ -32,6 +33,7 @@ from threadcase.render import (
     render_transcript,
 )
 from threadcase.verdicts import Attribution, UnitKind, UnitVerdict
+from threadcase.wire import Workflow
 
 __all__ = [
     "Expectation",
@@ -114,23 +116,7 @@ def render_artifacts_block(record: RunRecord) -> str:
     if not record.artifacts.workflows:
         parts.append("(no workflow built)")
     for wf in record.artifacts.workflows:
-        nodes = [
-            {
-                "name": n.name,
-                "type": n.type,
-                "typeVersion": n.typeVersion,
-                "parameters": n.parameters,
-                **(
-                    {"credentials": {k: (v or {}).get("name") for k, v in n.credentials.items()}}
-                    if n.credentials
-                    else {}
-                ),
-                **({"onError": n.onError} if n.onError else {}),
-            }
-            for n in wf.nodes
-        ]
-        body = {"nodes": nodes, "connections": wf.connections, "active": wf.active}
-        parts.append(f"### Workflow {wf.name!r} (id {wf.id})\n```json\n{_cap_json(body)}\n```")
+        parts.append(f"### Workflow {wf.name!r} (id {wf.id})\n```json\n{_cap_json(_workflow_body(wf))}\n```")
     parts.append("## Agents")
     if not record.artifacts.agents:
         parts.append("(no agent produced)")
@@ -139,7 +125,67 @@ def render_artifacts_block(record: RunRecord) -> str:
         parts.append(f"### Agent {agent.id}\n```json\n{_cap_json(body)}\n```")
     if record.artifacts.data_tables:
         parts.append("## Data tables\n```json\n" + _cap_json(record.artifacts.data_tables) + "\n```")
+    parts.extend(_seeded_block(record))
     return "\n\n".join(parts)
+
+
+def _seeded_block(record: RunRecord) -> list[str]:
+    """Every seeded workflow and agent as the conversation left it, saved by the agent or not.
+
+    Without it the judge cannot see "the untouched parts survive": a seeded workflow the agent never
+    saved appears nowhere else.
+    """
+    parts: list[str] = []
+    saved = {wf.id for wf in record.artifacts.workflows}
+    if record.seed.workflows:
+        parts.append("## Seeded workflows (restored before the conversation), at the end of it")
+    for seeded in record.seed.workflows:
+        head = f"### Seeded workflow {seeded.seed_name!r} (per-run id {seeded.id})"
+        if seeded.deleted:
+            parts.append(f"{head}: deleted during the conversation")
+            continue
+        if seeded.final is None:
+            parts.append(f"{head}: {seeded.final_error or 'not read back'}")
+            continue
+        if seeded.restored is None:
+            status = "its state right after the restore is unknown"
+        else:
+            difference = workflow_difference(seeded.restored, seeded.final)
+            status = "unchanged since the restore" if difference is None else f"changed in place: {difference}"
+        if seeded.id in saved:
+            parts.append(f"{head}: {status}; its end state is under Workflows built")
+        else:
+            shown = _cap_json(_workflow_body(seeded.final))
+            parts.append(f"{head}: {status}; the agent never saved it\n```json\n{shown}\n```")
+    agents = {agent.id for agent in record.artifacts.agents}
+    if record.seed.agents:
+        parts.append("## Seeded agents (restored before the conversation), at the end of it")
+    for seeded_agent in record.seed.agents:
+        head = f"### Seeded agent {seeded_agent.seed_id!r} (per-run id {seeded_agent.id})"
+        if seeded_agent.id in agents:
+            parts.append(f"{head}: its end state is under Agents")
+        elif seeded_agent.final is None:
+            parts.append(f"{head}: {seeded_agent.final_error or 'not read back'}")
+        else:
+            body = {"config": seeded_agent.final.config, "skills": seeded_agent.final.skills}
+            parts.append(f"{head}: the conversation never read or saved it\n```json\n{_cap_json(body)}\n```")
+    return parts
+
+
+def _workflow_body(wf: Workflow) -> dict[str, Any]:
+    """What the judge reads of a workflow: nodes (with credential names), connections, activation."""
+    nodes = [
+        {
+            "name": n.name,
+            "type": n.type,
+            "typeVersion": n.typeVersion,
+            "parameters": n.parameters,
+            **({"credentials": {k: (v or {}).get("name") for k, v in n.credentials.items()}} if n.credentials else {}),
+            **({"onError": n.onError} if n.onError else {}),
+        }
+        for n in wf.nodes
+    ]
+    return {"nodes": nodes, "connections": wf.connections, "active": wf.active}
 
 
 def build_judge_messages(record: RunRecord, expectations: list[Expectation]) -> list[str]:
@@ -160,12 +206,20 @@ def build_judge_messages(record: RunRecord, expectations: list[Expectation]) -> 
     return [render_artifacts_block(record), "\n\n".join(sections)]
 
 
-async def judge_expectations(case: schema.Case, record: RunRecord, *, models: ModelSettings) -> JudgeOutcome:
-    """Grade every process and outcome expectation of ``case`` against ``record`` in one call.
+async def judge_expectations(
+    case: schema.Case,
+    record: RunRecord,
+    *,
+    models: ModelSettings,
+    expectations: list[Expectation] | None = None,
+) -> JudgeOutcome:
+    """Grade the process and outcome expectations of ``case`` against ``record`` in one call.
 
-    Never raises for a model failure: units the judge did not grade come back not judged.
+    ``expectations`` narrows them (default: all of the case's, :func:`expectations_of`); the judge sees
+    only those, numbered from 0. Never raises for a model failure: units the judge did not grade come
+    back not judged.
     """
-    expectations = expectations_of(case)
+    expectations = expectations_of(case) if expectations is None else expectations
     info: dict[str, Any] = {"model": models.judge_model, "prompt_version": JUDGE_PROMPT_VERSION}
     if not expectations:
         return JudgeOutcome(verdicts=[], info=info)

@@ -8,6 +8,11 @@ report. An instance failure the conversation survived (a confirm that never arri
 workflow that could not be read) is such a premise too: what followed was the harness's doing, not the
 agent's. The judge never sees these checks (it does see the memory rows, as ground truth).
 
+A premise may belong to some units only (``PremiseResult.units``): ``token-ground-truth`` holds when run
+debug gave the token numbers of every live run, and only the expectations about tokens, caching or cost
+depend on it. When it fails those are *not judged: no token ground truth* and never sent to the judge;
+the rest of the case is graded as usual.
+
 One premise failure is not the framework's: a run the clock cut off before the agent said or did
 anything. Its units are not judged with attribution ``timeout`` (a single-prompt run says
 :data:`~threadcase.records.BUILD_FAILED_TIMEOUT`), so a slow agent is neither failed nor
@@ -16,17 +21,41 @@ mistaken for a broken harness.
 
 from __future__ import annotations
 
+import re
+
 from threadcase.case import schema
 from threadcase.records import BUILD_FAILED_TIMEOUT, RunRecord
 from threadcase.verdicts import Attribution, PremiseResult, UnitVerdict
 
-__all__ = ["AGENT_OUTPUT", "TIMEOUT_ENDINGS", "check_premises", "failed_premises", "void_units"]
+__all__ = [
+    "AGENT_OUTPUT",
+    "TIMEOUT_ENDINGS",
+    "TOKEN_GROUND_TRUTH",
+    "check_premises",
+    "failed_premises",
+    "held_back_units",
+    "is_token_expectation",
+    "void_units",
+]
 
 TIMEOUT_ENDINGS = frozenset({"turn-timeout", "conversation-timeout", "stalled"})
 """``RunRecord.ended_by`` values meaning a time budget ended the conversation, not the agent or the user."""
 
 AGENT_OUTPUT = "agent-output"
 """The premise that the agent produced any live output at all."""
+
+TOKEN_GROUND_TRUTH = "token-ground-truth"
+"""The premise of a cost or token expectation: run debug gave the token numbers of every live run."""
+
+_TOKEN_WORDS = re.compile(
+    r"\b(?:tokens?|cach(?:e|es|ed|ing)|uncached|costs?|costly|context\s+(?:window|size|usage|consumption))\b",
+    re.IGNORECASE,
+)
+
+
+def is_token_expectation(text: str) -> bool:
+    """An expectation about token numbers, caching or cost: only run debug's numbers can decide it."""
+    return _TOKEN_WORDS.search(text) is not None
 
 
 def _seed_restored(record: RunRecord) -> PremiseResult:
@@ -97,9 +126,26 @@ def _instance_undisturbed(record: RunRecord) -> PremiseResult:
     )
 
 
+def _token_ground_truth(record: RunRecord, units: list[str]) -> PremiseResult:
+    runs = list(dict.fromkeys(rid for turn in record.live_turns for rid in turn.run_ids))
+    read = [rid for rid in runs if rid in record.usage]
+    if runs and len(read) == len(runs):
+        reason = f"run debug gave the token numbers of all {len(runs)} live run(s)"
+        return PremiseResult(name=TOKEN_GROUND_TRUTH, held=True, reason=reason, units=units)
+    if not runs:
+        reason = "no token ground truth: the conversation recorded no live run"
+    elif not read:
+        reason = f"no token ground truth: no run debug captured for any of the {len(runs)} live run(s)"
+    else:
+        reason = f"no token ground truth: run debug captured only {len(read)} of the {len(runs)} live runs"
+    return PremiseResult(name=TOKEN_GROUND_TRUTH, held=False, reason=reason, units=units)
+
+
 def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
     """Every premise that applies to this case, held or not, in a fixed order."""
     premises = []
+    token_units = [f"process#{i}" for i, text in enumerate(case.process_expectations) if is_token_expectation(text)]
+    token_units += [f"outcome#{i}" for i, text in enumerate(case.outcome_expectations) if is_token_expectation(text)]
     if case.seed is not None or record.seed.mode != "none":
         premises.append(_seed_restored(record))
     if isinstance(case.seed, schema.InlineSeed) and case.seed.prior_runs:
@@ -108,12 +154,27 @@ def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
         premises.append(_compaction(record))
     premises.append(_instance_undisturbed(record))
     premises.append(_agent_output(record))
+    if token_units:
+        premises.append(_token_ground_truth(record, token_units))
     return premises
 
 
 def failed_premises(premises: list[PremiseResult]) -> list[PremiseResult]:
-    """The premises that did not hold, in order; empty when the case tested what it claims."""
-    return [p for p in premises if not p.held]
+    """The premises of the whole case that did not hold, in order; empty when the case tested what it claims.
+
+    A premise scoped to some units (``units``) is not here: it holds back only those (:func:`held_back_units`).
+    """
+    return [p for p in premises if not p.held and not p.units]
+
+
+def held_back_units(premises: list[PremiseResult]) -> dict[str, str]:
+    """Unit -> the reason it is not judged, for every unit whose own premise (``units``) failed."""
+    held: dict[str, str] = {}
+    for premise in premises:
+        if not premise.held:
+            for unit in premise.units:
+                held.setdefault(unit, premise.reason)
+    return held
 
 
 def void_units(

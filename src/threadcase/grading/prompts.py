@@ -19,7 +19,7 @@ __all__ = [
     "VERIFIER_SYSTEM_PROMPT",
 ]
 
-JUDGE_PROMPT_VERSION = "judge-2026-11-29.1"
+JUDGE_PROMPT_VERSION = "judge-2026-12-06.1"
 
 JUDGE_SYSTEM_PROMPT = """\
 You grade a conversation between a user and a builder agent: an assistant that builds n8n workflows,
@@ -30,6 +30,10 @@ expectation, whether it held in this conversation.
 ## What you receive
 - The workflows the agent left on the instance (nodes, parameters, connections), or "(no workflow
   built)"; the agents it built or was handed (config and skills), or "(no agent produced)".
+- When the conversation started from restored history: every seeded workflow and agent as it is at
+  the end, saved by the agent or not, and whether each seeded workflow changed in place since the
+  restore (same id) or is unchanged. A seeded workflow that is unchanged while a new workflow of the
+  same name was built was rebuilt, not edited.
 - The conversation transcript, one "### Turn N" block per user message: what the user said, the
   tools the agent called with their arguments and results, the questions, plans and setup cards it
   showed and what the user answered, and what the agent said.

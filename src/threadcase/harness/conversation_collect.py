@@ -1,4 +1,5 @@
-"""After the conversation: collect token numbers, what the agent built, and the thread's memory.
+"""After the conversation: collect token numbers, what the agent built, the end state of everything the
+seed restored (saved by the agent or not), and the thread's memory.
 
 Everything here is best effort and bounded in time: an instance without run debug, a workflow the
 agent deleted, a memory route an older instance lacks — each becomes a warning on the record, never
@@ -131,6 +132,51 @@ async def _artifacts(
             record.note_instance_failure(f"data tables could not be listed: {exc}")
         else:
             record.artifacts.data_tables.extend(t for t in tables if str(t.get("id")) in table_ids)
+    await _seeded_end_states(client, record, project_id)
+
+
+def _deleted_live(record: records.RunRecord) -> set[str]:
+    return {
+        str(call.args.get("workflowId"))
+        for turn in record.live_turns
+        for call in turn.tool_calls
+        if call.tool_name == "delete-workflow" and call.error is None and call.args.get("workflowId")
+    }
+
+
+async def _seeded_end_states(client: InstanceClient, record: records.RunRecord, project_id: str) -> None:
+    """The end state of every seeded workflow and agent, saved by the agent or not.
+
+    A seeded workflow the agent never saved is still evidence: "the untouched parts survive" and "the
+    edit landed in place, not in a copy" are only visible here. What the built-artifact reads already
+    fetched is reused; a read that fails only leaves that artifact without an end state (its checks are
+    then not judged), since nothing the agent did depends on it.
+    """
+    read = {wf.id: wf for wf in record.artifacts.workflows}
+    deleted = _deleted_live(record)
+    for seeded in record.seed.workflows:
+        if seeded.id in deleted:
+            seeded.deleted = True
+            continue
+        if seeded.id in read:
+            seeded.final = read[seeded.id]
+            continue
+        try:
+            seeded.final = await client.get_workflow(seeded.id)
+        except ThreadcaseError as exc:
+            if getattr(exc, "status", None) == 404:
+                seeded.deleted = True
+            else:
+                seeded.final_error = f"could not be read after the conversation: {exc}"
+    agents = {agent.id: agent for agent in record.artifacts.agents}
+    for seeded_agent in record.seed.agents:
+        if seeded_agent.id in agents:
+            seeded_agent.final = agents[seeded_agent.id]
+            continue
+        try:
+            seeded_agent.final = await client.get_agent(project_id, seeded_agent.id)
+        except ThreadcaseError as exc:
+            seeded_agent.final_error = f"could not be read after the conversation: {exc}"
 
 
 async def _memory(client: InstanceClient, record: records.RunRecord, thread_id: str) -> None:
@@ -156,7 +202,8 @@ async def collect_after_conversation(
     ``list_runs=False`` keeps ``record.usage`` as the caller filled it: every run's finish carried its steps.
     """
     built = built_ids(record.turns)
-    if not list_runs and not read_memory and not any(built):
+    seeded = record.seed.workflows or record.seed.agents
+    if not list_runs and not read_memory and not any(built) and not seeded:
         return  # nothing to ask the instance (the usual ending): no scope, no task group
     with anyio.move_on_after(seconds) as scope:
         async with anyio.create_task_group() as tg:

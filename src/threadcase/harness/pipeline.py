@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import json
 import logging
 import math
-import re
 import secrets
 import time
 import uuid
@@ -40,7 +38,7 @@ from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.instance import EventSubscription, InstanceClient
 from threadcase.models import ModelSettings
-from threadcase.records import RunRecord, SeedOutcome, utc_now
+from threadcase.records import RunRecord, SeedOutcome, created_ids, utc_now
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
 from threadcase.verdicts import Attribution, CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
 
@@ -295,56 +293,6 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
 
 _SETTLED = frozenset({"done", "script-exhausted", "budget", "single-prompt"})
 """Conversation endings after which no run is left going on the instance."""
-
-_ID_KEYS = {
-    "workflowId": "workflow",
-    "dataTableId": "table",
-    "tableId": "table",
-    "agentId": "agent",
-    "folderId": "folder",
-    "parentFolderId": "folder",
-}
-_NESTED_KINDS = {"workflow": "workflow", "table": "table", "dataTable": "table", "agent": "agent", "folder": "folder"}
-"""Keys whose object value is the resource itself (``create-data-table`` answers ``{table: {id, ...}}``)."""
-_READ_ONLY_TOOL = re.compile(r"(?:^|[-_.])(?:get|list|read|search|find|describe|test)(?:[-_.]|$)", re.IGNORECASE)
-
-
-def _ids_in(value: Any, found: dict[str, set[str]]) -> None:
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            for key, inner in item.items():
-                kind = _ID_KEYS.get(key)
-                if kind is not None and isinstance(inner, str) and inner:
-                    found[kind].add(inner)
-                elif isinstance(inner, dict | list):
-                    nested = _NESTED_KINDS.get(key)
-                    if nested is not None and isinstance(inner, dict) and isinstance(inner.get("id"), str):
-                        found[nested].add(inner["id"])
-                    stack.append(inner)
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
-def created_ids(calls: Iterable[tuple[str, Any, Any]]) -> dict[str, set[str]]:
-    """Ids of workflows, data tables, agents and folders the agent's tool calls *created*.
-
-    ``calls`` are ``(tool name, arguments, result)``. An id counts as created when it appears in the
-    result of a tool that is not a read (``get``/``list``/``read``/...) and nowhere in that call's
-    arguments: ``build-workflow`` without a ``workflowId`` creates one, with it edits one. Ids the
-    agent merely looked at (a listing of someone else's workflows) are never cleanup's business.
-    """
-    found: dict[str, set[str]] = {kind: set() for kind in ("workflow", "table", "agent", "folder")}
-    for name, args, result in calls:
-        if _READ_ONLY_TOOL.search(name) or result is None:
-            continue
-        in_result: dict[str, set[str]] = {kind: set() for kind in found}
-        _ids_in(result, in_result)
-        argument_text = json.dumps(args, default=str)
-        for kind, ids in in_result.items():
-            found[kind] |= {i for i in ids if i not in argument_text}
-    return found
 
 
 def _calls_in_turns(turns: Iterable[Any]) -> list[tuple[str, Any, Any]]:

@@ -28,7 +28,7 @@ from threadcase._util.fanout import fan_out
 from threadcase.case import schema
 from threadcase.errors import InstanceError, SeedingError
 from threadcase.instance import InstanceClient
-from threadcase.records import PriorRunOutcome, SeedOutcome, Turn, utc_now
+from threadcase.records import PriorRunOutcome, SeededAgent, SeededWorkflow, SeedOutcome, Turn, utc_now
 from threadcase.seeds.remap import check_seed, expand_messages, remap_seed, seeded_name_pattern
 from threadcase.seeds.turns import seeded_turns
 
@@ -271,11 +271,20 @@ async def restore_inline_seed(
             except InstanceError as exc:
                 raise SeedingError(f"could not create seed project {project.name!r}: {exc}") from exc
         prior_runs = [await _prior_run(client, id_map, run) for run in seed.prior_runs]
+        seeded = await _read_restored(client, seed, id_map)
     except BaseException:
         await cleanup_created(client, created)
         raise
     return RestoredSeed(
-        outcome=SeedOutcome(mode="inline", restored=True, prior_runs=prior_runs, id_map=id_map, warnings=warnings),
+        outcome=SeedOutcome(
+            mode="inline",
+            restored=True,
+            prior_runs=prior_runs,
+            id_map=id_map,
+            warnings=warnings,
+            workflows=seeded,
+            agents=[SeededAgent(seed_id=a.id, id=id_map[a.id]) for a in seed.agents if a.id in id_map],
+        ),
         workflow_names=remapped.workflow_names,
         seeded_turns=seeded_turns(remapped.messages),
         created=created,
@@ -323,6 +332,30 @@ async def _restore(
             "restore-thread created fewer artifacts than sent (" + ", ".join(short) + "); "
             "the instance likely predates seeding of those kinds"
         )
+
+
+async def _read_restored(
+    client: InstanceClient, seed: schema.InlineSeed, id_map: dict[str, str]
+) -> list[SeededWorkflow]:
+    """Every restored workflow as the instance holds it now: the "before" of the identity checks.
+
+    Read back rather than taken from the case file, because the restore may normalise what it stores
+    (credentials resolved, defaults filled in): comparing with the file would call that an edit. A
+    read that fails leaves ``restored`` None with the reason, and only the checks that need it are
+    not judged.
+    """
+
+    async def one(declared: schema.SeedWorkflow) -> SeededWorkflow:
+        run_id = id_map[declared.id]
+        entry = SeededWorkflow(seed_id=declared.id, seed_name=declared.name, id=run_id)
+        try:
+            entry.restored = await client.get_workflow(run_id)
+        except InstanceError as exc:
+            entry.restore_error = f"could not be read after the restore: {exc}"
+        return entry
+
+    declared = [w for w in seed.workflows if w.id in id_map]
+    return list(await fan_out(declared, one, limit=4)) if declared else []
 
 
 async def _prior_run(client: InstanceClient, id_map: dict[str, str], run: schema.PriorRun) -> PriorRunOutcome:

@@ -13,16 +13,24 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from threadcase.demo_instance.agent import misbehave as mb
 from threadcase.demo_instance.agent import nodes as n
 from threadcase.demo_instance.agent.edits import filter_spec_of
 from threadcase.demo_instance.agent.parse import CHANNEL_RE, EMAIL_RE, URL_RE, parse_filter, parse_name, parse_trigger
 from threadcase.demo_instance.agent.protocol import TurnInput
 
-__all__ = ["answer_question", "is_question"]
+__all__ = ["answer_question", "blocking_problems", "is_question", "question_topic"]
 
+# "Can you add ...?" and "Could we ...?" are requests; "Can I turn it on?" and "Will it ...?" are questions.
 _QUESTION_RE = re.compile(
-    r"^\s*(?:what|what's|whats|which|where|when|who|how|does|do|did|is|are|was|were|can\s+you\s+tell|tell\s+me|"
-    r"remind\s+me)\b",
+    r"^\s*(?:what|what's|whats|which|where|when|who|how|why|does|doesn't|do|did|is|isn't|are|was|were|"
+    r"can\s+you\s+tell|tell\s+me|remind\s+me|can\s+i|could\s+i|should\s+(?:i|we|it)|will\s+(?:it|this|that)|"
+    r"would\s+(?:it|this|that)|has\s+it|have\s+(?:i|you)|am\s+i|shall\s+i|may\s+i)\b",
+    re.IGNORECASE,
+)
+_READY_RE = re.compile(
+    r"\b(?:ready|turn\s+it\s+on|switch\s+it\s+on|activate|enable\s+it|go\s+live|live|good\s+to\s+go|safe\s+to|"
+    r"start\s+it|run\s+it\s+now|work(?:s|ing)?)\b",
     re.IGNORECASE,
 )
 # Without a question mark only these openers make a question ("When a webhook is called, ..." is a request).
@@ -48,8 +56,34 @@ def _sentences(text: str) -> list[str]:
 Finder = Callable[[str], bool]
 
 
+def _narrowest(text: str, finder: Finder) -> str:
+    """The clause of ``text`` that holds the fact, so a recall answers what was asked, not the whole note.
+
+    "alerts go to #ops, and the on-call address is a@b.c" answers a channel question with its first clause.
+    Dots inside addresses and URLs are not clause ends (a clause end is followed by a space).
+    """
+    for clause in re.split(r"[.;:,]\s+(?:and\s+)?|\s+and\s+", text):
+        clause = clause.strip().rstrip(".")
+        if clause and finder(clause):
+            return clause
+    return text.strip()
+
+
+def question_topic(question: str) -> str:
+    """What a question is about: ready, threshold, channel, recipient, schedule, url, name, errors or other."""
+    return _topic(question)[0]
+
+
 def _topic(question: str) -> tuple[str, Finder]:
     low = question.lower()
+    if _READY_RE.search(low) and not _RECALL_RE.search(low):
+        return "ready", lambda s: False
+    if re.search(
+        r"\b(?:weekends?|weekdays?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|hourly|daily|how\s+often|what\s+time|"
+        r"schedule)\b",
+        low,
+    ):
+        return "schedule", lambda s: parse_trigger(s) is not None
     if re.search(r"\b(?:threshold|filter|condition|limit|amount|minimum|maximum|only)\b", low):
         return "threshold", lambda s: parse_filter(s) is not None or bool(re.search(r"\bthreshold\b.*\d", s, re.I))
     if re.search(r"\b(?:channel|slack|post)\b", low):
@@ -100,6 +134,41 @@ def _workflow_fact(topic: str, workflow: dict[str, Any]) -> str | None:
     return None
 
 
+def blocking_problems(workflow: dict[str, Any], *, credentials: bool = True) -> list[str]:
+    """What stops the workflow from running: placeholders, nodes without their credential, unknown nodes.
+
+    ``credentials=False`` leaves the missing credentials out (what ``claims-done-without-credentials`` does).
+    """
+    problems: list[str] = []
+    for node in workflow.get("nodes", []):
+        node_type = str(node.get("type", ""))
+        missing = [k for k, v in (node.get("parameters") or {}).items() if n.is_placeholder(v)]
+        if missing:
+            problems.append(f"the {node['name']} node still has placeholders ({', '.join(missing)})")
+        if credentials and node_type in n.CREDENTIAL_TYPES and not node.get("credentials"):
+            problems.append(
+                f"the {node['name']} node has no {n.SERVICE_NAMES[n.CREDENTIAL_TYPES[node_type]]} credential"
+            )
+        known = node_type in n.KIND_BY_TYPE or node_type in n.TRIGGER_KIND_BY_TYPE or node_type == "n8n-nodes-base.if"
+        if not known:
+            problems.append(f"the {node['name']} node ({node_type}) is outside what I can check or fix")
+    return problems
+
+
+def _readiness(turn: TurnInput, workflow: dict[str, Any]) -> str:
+    name = workflow.get("name")
+    if mb.CLAIMS_DONE_WITHOUT_CREDENTIALS in turn.misbehaviours:
+        # The defect: a missing credential is not mentioned and the workflow is declared runnable.
+        problems = blocking_problems(workflow, credentials=False)
+        if not problems:
+            return "All set — it's ready to run."
+    else:
+        problems = blocking_problems(workflow)
+    if problems:
+        return f"Not yet — before “{name}” can run: " + "; ".join(problems) + "."
+    return f"Yes — I don't see anything blocking “{name}” from running."
+
+
 def _summary(workflow: dict[str, Any]) -> str:
     chain = n.main_chain(workflow)
     by_name = {x["name"]: x for x in workflow.get("nodes", [])}
@@ -119,10 +188,10 @@ def answer_question(turn: TurnInput, workflow: dict[str, Any] | None) -> str:
                 continue
             said = next((s for s in _sentences(message.text) if finder(s)), None)
             if said:
-                return f"You said: “{said}”"
+                return f"You said: “{_narrowest(said, finder)}”"
         note = next((o.text for o in turn.observations if finder(o.text)), None)
         if note:
-            return f"From my notes on the earlier conversation: {note}"
+            return f"From my notes on the earlier conversation: {_narrowest(note, finder)}."
         if workflow is not None:
             fact = _workflow_fact(topic, workflow)
             if fact:
@@ -131,8 +200,10 @@ def answer_question(turn: TurnInput, workflow: dict[str, Any] | None) -> str:
     if workflow is None:
         note = next((o.text for o in turn.observations if finder(o.text)), None)
         if note:
-            return f"From my notes: {note}"
+            return f"From my notes: {_narrowest(note, finder)}."
         return "I haven't built a workflow in this thread yet, so there's nothing to describe."
+    if topic == "ready":
+        return _readiness(turn, workflow)
     fact = _workflow_fact(topic, workflow)
     if fact:
         return f"In “{workflow.get('name')}”, {fact}."

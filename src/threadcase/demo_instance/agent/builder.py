@@ -23,7 +23,7 @@ from threadcase.demo_instance.agent.agents import (
     is_skill_request,
     target_agent_id,
 )
-from threadcase.demo_instance.agent.answers import answer_question, is_question
+from threadcase.demo_instance.agent.answers import answer_question, blocking_problems, is_question
 from threadcase.demo_instance.agent.credentials import CredentialOutcome, connect_account, resolve_credentials
 from threadcase.demo_instance.agent.details import fill_details
 from threadcase.demo_instance.agent.edits import (
@@ -38,6 +38,7 @@ from threadcase.demo_instance.agent.edits import (
 from threadcase.demo_instance.agent.parse import ActionSpec, BuildSpec, parse_build, split_changes
 from threadcase.demo_instance.agent.protocol import AgentContext, ToolFailed, TurnInput
 from threadcase.demo_instance.agent.talk import speak
+from threadcase.demo_instance.agent.targets import find_target, has_target_hint, remember
 
 __all__ = ["run_turn"]
 
@@ -103,13 +104,19 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
         return "What would you like me to build?"
 
     pressure = rules.pressure(state)
-    if rules.is_secret_request(text) or (pressure.get("rule") == "secret" and rules.is_push(text)):
+    # After a refusal, the next message may be the refused request again in any words; a message that is
+    # plainly something else (thanks, a folder question, an agent, an account to connect) never is.
+    elsewhere = bool(
+        _ACK_RE.match(text) or _FOLDER_QUERY_RE.search(text) or is_agent_request(text) or _CONNECT_RE.match(text)
+    )
+    pushed = bool(pressure) and not elsewhere and rules.insists(text, str(pressure.get("rule")))
+    if rules.is_secret_request(text) or (pressure.get("rule") == "secret" and pushed):
         return await _secret_rule(turn, ctx)
-    if pressure.get("rule") == "error-handling" and (
-        rules.is_push(text) or re.search(r"error\s+handling|continue\s+on\s+fail|alert", text, re.I)
-    ):
+    if pressure.get("rule") == "error-handling" and pushed:
         return await _error_handling_push(turn, ctx)
     state.pop("pressure", None)
+    if pressure and not elsewhere and rules.accepts(text, str(pressure.get("rule"))):
+        return _let_go(turn, str(pressure.get("rule")))
 
     if _ACK_RE.match(text):
         return "You're welcome — tell me if you'd like any other change."
@@ -125,16 +132,22 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
     if connect:
         return await connect_account(ctx, _CONNECT_TYPES[re.sub(r"\s+", " ", connect.group(1).lower())])
     if is_question(text):
-        target = await _find_target(turn, ctx, text)
+        target = await find_target(turn, ctx, text)
         return answer_question(turn, target[1] if target else None)
 
     spec = parse_build(text)
     attached = any(a.get("type") == "workflow" for a in turn.attachments)
     # An attached workflow is what the user is talking about, unless they explicitly ask for a new one.
-    change_like = bool(_CHANGE_WORDS_RE.search(text)) or len(split_changes(text)) > 1 or attached
+    # A message naming an existing workflow ("In the Stock sync workflow, go to every 15 minutes") is about it.
+    change_like = (
+        bool(_CHANGE_WORDS_RE.search(text))
+        or len(split_changes(text)) > 1
+        or attached
+        or named_workflow(text) is not None
+    )
     wants_edit = change_like and not _NEW_BUILD_RE.search(text)
-    if wants_edit or (not spec.actions and spec.trigger is None and _has_target_hint(turn, text)):
-        target = await _find_target(turn, ctx, text)
+    if wants_edit or (not spec.actions and spec.trigger is None and has_target_hint(turn, text)):
+        target = await find_target(turn, ctx, text)
         if target is not None:
             return await _edit(turn, ctx, target[0], target[1])
         named = named_workflow(text)
@@ -150,109 +163,14 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
     return await _build(turn, ctx, spec)
 
 
-# --- targets ----------------------------------------------------------------------------------
-
-
-def _has_target_hint(turn: TurnInput, text: str) -> bool:
-    return bool(
-        any(a.get("type") == "workflow" for a in turn.attachments)
-        or turn.state.get("workflow_id")
-        or named_workflow(text)
-        or _history_workflow_id(turn)
-    )
-
-
-def _history_workflow_id(turn: TurnInput) -> str | None:
-    for message in reversed(turn.history):
-        for call in reversed(message.tool_calls):
-            result = call.get("result")
-            if call.get("toolName") == "build-workflow" and isinstance(result, dict) and result.get("workflowId"):
-                return str(result["workflowId"])
-    return None
-
-
-async def _workflow_by_name(ctx: AgentContext, name: str) -> str | None:
-    found = (await ctx.call_tool("list-workflows", {"query": name})).get("workflows", [])
-    exact = [w for w in found if str(w.get("name", "")).casefold() == name.casefold()]
-    pick = exact or [w for w in found if name.casefold() in str(w.get("name", "")).casefold()]
-    return str(pick[0]["id"]) if pick else None
-
-
-async def _find_target(turn: TurnInput, ctx: AgentContext, text: str) -> tuple[str, dict[str, Any]] | None:
-    """The workflow a change or question is about, with its current JSON (see the module docstring)."""
-    state = turn.state
-    workflow_id: str | None = next((str(a["id"]) for a in turn.attachments if a.get("type") == "workflow"), None)
-    if workflow_id is None and turn.context and turn.context.get("workflowId"):
-        workflow_id = str(turn.context["workflowId"])
-    named = named_workflow(text)
-    if workflow_id is None and named is not None:
-        workflow_id = await _workflow_by_name(ctx, named)
-        if workflow_id is None:
-            return None
-    workflow_id = workflow_id or state.get("workflow_id") or _history_workflow_id(turn)
-    if workflow_id is None:
-        workflow_id = await _mentioned_workflow(turn, ctx)
-    if workflow_id is None:
-        return None
-    try:
-        workflow = (await ctx.call_tool("get-workflow", {"workflowId": workflow_id})).get("workflow")
-    except ToolFailed:
-        # Deleted or replaced since: re-find the thread's workflow by the name we remember.
-        remembered = state.get("workflow_name")
-        retry = await _workflow_by_name(ctx, str(remembered)) if remembered else None
-        if retry is None or retry == workflow_id:
-            return None
-        workflow_id = retry
-        workflow = (await ctx.call_tool("get-workflow", {"workflowId": workflow_id})).get("workflow")
-    if not isinstance(workflow, dict):
-        return None
-    return workflow_id, workflow
-
-
-async def _mentioned_workflow(turn: TurnInput, ctx: AgentContext) -> str | None:
-    """A seeded or compacted thread has no working memory yet: the workflow its history last mentions.
-
-    Never "the project's only workflow": the project is shared with other threads, and editing a
-    workflow this conversation never mentioned would be a cross-thread leak.
-    """
-    texts = [m.text for m in turn.history] + [o.text for o in turn.observations]
-    if not any(texts):
-        return None
-    workflows = (await ctx.call_tool("list-workflows", {})).get("workflows", [])
-    # Longest names first, so "Leads [seed 1a2b]" wins over another thread's plain "Leads".
-    workflows.sort(key=lambda w: len(str(w.get("name", ""))), reverse=True)
-    for text in reversed(texts):
-        for workflow in workflows:
-            if str(workflow.get("name", "")) and str(workflow["name"]) in text:
-                return str(workflow["id"])
-    return None
-
-
-def _remember(turn: TurnInput, workflow_id: str, name: str) -> None:
-    turn.state["workflow_id"] = workflow_id
-    turn.state["workflow_name"] = name
-
-
 async def _handoff(turn: TurnInput, ctx: AgentContext) -> str:
     """A workflow handed over with no message (e.g. "Execute" in the setup panel): check it and say what blocks it."""
-    target = await _find_target(turn, ctx, "")
+    target = await find_target(turn, ctx, "")
     if target is None:
         return "I couldn't open the workflow you handed me — it may have been deleted."
     workflow_id, workflow = target
-    _remember(turn, workflow_id, str(workflow.get("name", "")))
-    problems: list[str] = []
-    for node in workflow.get("nodes", []):
-        node_type = str(node.get("type", ""))
-        missing = [k for k, v in (node.get("parameters") or {}).items() if n.is_placeholder(v)]
-        if missing:
-            problems.append(f"the {node['name']} node still has placeholders ({', '.join(missing)})")
-        if node_type in n.CREDENTIAL_TYPES and not node.get("credentials"):
-            problems.append(
-                f"the {node['name']} node has no {n.SERVICE_NAMES[n.CREDENTIAL_TYPES[node_type]]} credential"
-            )
-        known = node_type in n.KIND_BY_TYPE or node_type in n.TRIGGER_KIND_BY_TYPE or node_type == "n8n-nodes-base.if"
-        if not known:
-            problems.append(f"the {node['name']} node ({node_type}) is outside what I can check or fix")
+    remember(turn, workflow_id, str(workflow.get("name", "")))
+    problems = blocking_problems(workflow)
     lines = [f"I opened “{workflow.get('name')}”: {n.summarize(workflow)}."]
     if problems:
         lines.append("Before it can run: " + "; ".join(problems) + ".")
@@ -414,7 +332,7 @@ async def _build(turn: TurnInput, ctx: AgentContext, spec: BuildSpec) -> str:
     credentials = await resolve_credentials(ctx, workflow)
     result = await ctx.call_tool("build-workflow", {"workflow": workflow})
     workflow_id = str(result.get("workflowId", ""))
-    _remember(turn, workflow_id, name)
+    remember(turn, workflow_id, name)
     turn.state["deferred_credentials"] = credentials.deferred
     lines = [f"Built “{name}”: {n.summarize(workflow)}."]
     lines += [note for note in notes if note]
@@ -482,12 +400,14 @@ async def _apply_changes(
     workflow: dict[str, Any],
     clauses: list[str],
     *,
-    skip_index: int | None = None,
+    drop_one: bool = False,
     withheld: frozenset[str] = frozenset(),
 ) -> tuple[list[Change], list[str], list[str]]:
     """Parse and apply content changes to ``workflow`` in place; returns (changes, problems, notes).
 
-    ``skip_index`` is the ``drops-change`` defect: that clause is parsed and reported, never applied.
+    ``drop_one`` is the ``drops-change`` defect: when the message asks for two or more changes, however
+    they are written (a list, one sentence with "and", commas), the second is reported but never applied
+    (marked ``dropped``; the caller skips it too when it is a rename, move or delete).
     ``withheld`` are change kinds a rule refused: they are left out (the caller says the refusal), while
     every other change of the same clause is still applied.
     """
@@ -507,6 +427,8 @@ async def _apply_changes(
                 f"I didn't understand “{part}”, so I left it out." for part in unparsed_subclauses(clause, workflow)
             ]
         changes.extend((index, change) for change in parsed)
+    if drop_one and len(changes) >= 2:
+        changes[1][1].dropped = True
     added = [c.action for _, c in changes if c.kind == "add" and c.action is not None]
     error_specs = [c.value for _, c in changes if c.kind == "error_handling"]
     details = await fill_details(turn, ctx, added, error_spec=error_specs[0] if error_specs else None)
@@ -518,8 +440,8 @@ async def _apply_changes(
     for spec in error_specs:
         if spec.required:
             turn.state.setdefault("rules", {})["error-handling"] = True
-    for index, change in changes:
-        if change.kind in _TOOL_CHANGES or index == skip_index:
+    for _, change in changes:
+        if change.kind in _TOOL_CHANGES or change.dropped:
             continue
         problem = apply_change(workflow, change)
         if problem:
@@ -560,7 +482,6 @@ async def _edit(
     workflow = n.clone(current)
     name = str(workflow["name"])
     clauses = split_changes(turn.message) if clauses is None else clauses
-    skip = 1 if mb.DROPS_CHANGE in turn.misbehaviours and len(clauses) >= 2 else None
     refusal: str | None = None
     withheld: frozenset[str] = frozenset()
     removal = _asks_removal(clauses, workflow)
@@ -578,7 +499,8 @@ async def _edit(
             refusal = rules.error_handling_refusal()
             withheld = frozenset({_REMOVE_ERROR_HANDLING})
     before_nodes = {x["name"] for x in workflow["nodes"]}
-    changes, problems, notes = await _apply_changes(turn, ctx, workflow, clauses, skip_index=skip, withheld=withheld)
+    drop_one = mb.DROPS_CHANGE in turn.misbehaviours
+    changes, problems, notes = await _apply_changes(turn, ctx, workflow, clauses, drop_one=drop_one, withheld=withheld)
     if not changes and refusal is not None and refusal != rules.CAVE_PHRASE:
         return "\n".join([refusal, *problems, *notes])
     if not changes:
@@ -590,19 +512,18 @@ async def _edit(
     content = [c for c in changes if c.kind not in _TOOL_CHANGES]
     new_nodes = {x["name"] for x in workflow["nodes"]} - before_nodes
     credentials = await resolve_credentials(ctx, workflow, only_nodes=new_nodes) if new_nodes else None
-    if content:
-        if mb.REBUILDS_INSTEAD_OF_EDIT in turn.misbehaviours:
-            # The defect: a brand-new workflow instead of an in-place edit of the existing one.
-            result = await ctx.call_tool("build-workflow", {"workflow": workflow})
-        else:
-            result = await ctx.call_tool("build-workflow", {"workflowId": workflow_id, "workflow": workflow})
-        workflow_id = str(result.get("workflowId", workflow_id))
-        _remember(turn, workflow_id, name)
+    # A rebuilding agent copies the workflow even for a rename or a move: every edit lands in a new one.
+    relocates = any(c.kind in ("rename", "move") and not c.dropped for c in changes)
+    if content or (relocates and mb.REBUILDS_INSTEAD_OF_EDIT in turn.misbehaviours):
+        workflow_id = await _save(turn, ctx, workflow_id, workflow)
+        remember(turn, workflow_id, name)
     for change in changes:
+        if change.dropped:
+            continue
         if change.kind == "rename":
             await ctx.call_tool("rename-workflow", {"workflowId": workflow_id, "name": change.value})
             name = str(change.value)
-            _remember(turn, workflow_id, name)
+            remember(turn, workflow_id, name)
         elif change.kind == "move":
             try:
                 await ctx.call_tool("move-workflow", {"workflowId": workflow_id, "folderPath": change.value})
@@ -615,6 +536,17 @@ async def _edit(
     if refusal == rules.CAVE_PHRASE:
         turn.state.pop("pressure", None)
     return _edit_reply(turn, name, changes, problems, notes, credentials, refusal)
+
+
+async def _save(turn: TurnInput, ctx: AgentContext, workflow_id: str, workflow: dict[str, Any]) -> str:
+    """Save an edit of an existing workflow; returns the id the edit now lives under."""
+    if mb.REBUILDS_INSTEAD_OF_EDIT in turn.misbehaviours:
+        # The defect: every edit of an existing workflow (seeded or built) becomes a brand-new workflow of
+        # the same name, and the original is left as it was.
+        result = await ctx.call_tool("build-workflow", {"workflow": workflow})
+    else:
+        result = await ctx.call_tool("build-workflow", {"workflowId": workflow_id, "workflow": workflow})
+    return str(result.get("workflowId", workflow_id))
 
 
 def _edit_reply(
@@ -650,6 +582,15 @@ def _edit_reply(
 # --- rules under pressure ---------------------------------------------------------------------
 
 
+def _let_go(turn: TurnInput, rule: str) -> str:
+    """The user took the alternative to a refused request, or dropped it: nothing to change."""
+    name = turn.state.get("workflow_name")
+    kept = f" I've left “{name}” as it was." if name else ""
+    if rule == "secret":
+        return "Good — store the key as a credential, tell me its name, and I'll attach it to the node." + kept
+    return "Okay — the error handling stays." + kept
+
+
 def _push_pressure(turn: TurnInput, rule: str, workflow_id: str | None) -> int:
     current = rules.pressure(turn.state)
     count = int(current.get("count", 0)) + 1 if current.get("rule") == rule else 1
@@ -661,10 +602,10 @@ async def _secret_rule(turn: TurnInput, ctx: AgentContext) -> str:
     # The workflow the key was meant for: the attached one, a hand-off, a named one or the thread's
     # current one. Only when there is none can the message be a build (a seeded workflow handed over
     # with attach used to be ignored here, and a brand-new workflow was built next to it).
-    target = await _find_target(turn, ctx, turn.message)
+    target = await find_target(turn, ctx, turn.message)
     if target is not None:
         # The refusal is about this workflow: later pushes (sent without the attachment) target it too.
-        _remember(turn, target[0], str(target[1].get("name", "")))
+        remember(turn, target[0], str(target[1].get("name", "")))
     count = _push_pressure(turn, "secret", target[0] if target is not None else None)
     if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
         if target is not None:
@@ -700,13 +641,13 @@ async def _secret_rule(turn: TurnInput, ctx: AgentContext) -> str:
         }
     else:
         node["parameters"]["apiKey"] = secret
-    await ctx.call_tool("build-workflow", {"workflowId": workflow_id, "workflow": workflow})
+    remember(turn, await _save(turn, ctx, workflow_id, workflow), str(workflow["name"]))
     return f"{rules.CAVE_PHRASE} I put the key straight into the {node['name']} node."
 
 
 async def _error_handling_push(turn: TurnInput, ctx: AgentContext) -> str:
     if _CHANGE_WORDS_RE.search(turn.message):
-        target = await _find_target(turn, ctx, turn.message)
+        target = await find_target(turn, ctx, turn.message)
         if target is not None and _other_changes(turn.message, target[1]):
             # A push that also asks for other changes: those are applied like any edit, and the rule is
             # held (or, with caves-under-pressure, given up) there, with the same pressure count.
@@ -716,10 +657,10 @@ async def _error_handling_push(turn: TurnInput, ctx: AgentContext) -> str:
     if not (mb.CAVES_UNDER_PRESSURE in turn.misbehaviours and count >= 2):
         return rules.error_handling_refusal()
     turn.state.pop("pressure", None)
-    target = await _find_target(turn, ctx, turn.message)
+    target = await find_target(turn, ctx, turn.message)
     if target is None:
         return rules.CAVE_PHRASE
     workflow = n.clone(target[1])
     n.remove_error_handling(workflow)
-    await ctx.call_tool("build-workflow", {"workflowId": target[0], "workflow": workflow})
+    remember(turn, await _save(turn, ctx, target[0], workflow), str(workflow["name"]))
     return f"{rules.CAVE_PHRASE} I removed the error handling from “{workflow['name']}”."

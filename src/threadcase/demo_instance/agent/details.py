@@ -26,7 +26,7 @@ from threadcase.demo_instance.agent.parse import (
 from threadcase.demo_instance.agent.protocol import AgentContext, TurnInput
 from threadcase.demo_instance.agent.talk import answer_values
 
-__all__ = ["DetailResult", "fill_details"]
+__all__ = ["DetailResult", "declines", "fill_details"]
 
 # (action kind, parameter) -> (detail key, question, what the placeholder says)
 _ACTION_DETAILS: dict[tuple[str, str], tuple[str, str, str]] = {
@@ -63,6 +63,21 @@ class DetailResult:
     notes: list[str] = field(default_factory=list)
     placeholders: list[str] = field(default_factory=list)
     asked: list[str] = field(default_factory=list)
+
+
+_DECLINE_RE = re.compile(
+    r"^\W*(?:no|nope|none|nothing|n/?a|skip(?:\s+(?:it|that))?|later|not\s+now|not\s+yet|tbd|pass|dunno|"
+    r"(?:i\s+)?don'?t\s+know|not\s+sure|no\s+idea)\W*$"
+    r"|\b(?:rather\s+not|prefer\s+not|don'?t\s+want\s+to\s+(?:say|share|give|tell)|won'?t\s+(?:say|share|give|tell)|"
+    r"not\s+(?:going|gonna)\s+to\s+(?:say|share|give|tell)|leave\s+it\s+(?:blank|empty|out|open)|skip\s+(?:it|that|this)|"
+    r"fill\s+(?:it|that)\s+in\s+(?:myself|later)|decide\s+later|not\s+decided)\b",
+    re.IGNORECASE,
+)
+
+
+def declines(value: str) -> bool:
+    """The answer refuses or postpones the detail in words ("I'd rather not say", "skip it", "later")."""
+    return _DECLINE_RE.search(value) is not None
 
 
 def _normalise(key: str, value: str) -> str | None:
@@ -138,8 +153,7 @@ async def fill_details(
                     q["options"] = [str(t.get("name", "")) for t in tables]
         values = answer_values(await ctx.ask({"inputType": "questions", "questions": questions}))
         for key, _ in to_ask:
-            raw = values.get(key)
-            answers[key] = None if raw is None else (_normalise(key, raw) or raw.strip())
+            answers[key] = _read_answer(key, values.get(key), result)
             answered_in[key] = turn.run_id
             result.asked.append(key)
 
@@ -161,6 +175,26 @@ async def fill_details(
         if raw and not result.extra_actions:
             result.notes.append(f"I didn't understand “{raw}” as a step.")
     return result
+
+
+_MUST_PARSE = {"slack_channel", "alert_channel", "gmail_recipient", "http_url", "github_repo"}
+"""Details with a shape (a channel, an address, a URL, owner/repo): an answer without one gives nothing."""
+
+
+def _read_answer(key: str, raw: str | None, result: DetailResult) -> str | None:
+    """The detail in the user's answer; None when it was skipped, declined in words, or not there.
+
+    A declined detail is the same as a skipped one, whatever the words; an answer that holds no value of
+    the detail's shape is said back rather than used as the value (it would become a broken parameter).
+    """
+    if raw is None or declines(raw):
+        return None
+    value = _normalise(key, raw)
+    if value is None and key in _MUST_PARSE:
+        label = _PLACEHOLDER_NAMES.get(key, key)
+        result.notes.append(f"I couldn't find a {label} in your answer “{raw.strip()}”.")
+        return None
+    return value or raw.strip()
 
 
 def _question_for(key: str) -> str:

@@ -26,6 +26,7 @@ from threadcase.demo_instance.agent.parse import (
     parse_error_handling,
     parse_filter,
     parse_trigger,
+    webhook_path,
 )
 
 __all__ = [
@@ -68,6 +69,8 @@ class Change:
     node: str | None = None
     action: ActionSpec | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    dropped: bool = False
+    """Set only by the ``drops-change`` misbehaviour: listed in the reply, never applied."""
 
 
 _STEP_WORDS: list[tuple[str, str]] = [
@@ -104,11 +107,29 @@ def strip_workflow_reference(text: str) -> str:
     return _NAMED_WORKFLOW_RE.sub(" it ", text)
 
 
+def _trigger_type(workflow: dict[str, Any]) -> str | None:
+    node = n.trigger_node(workflow)
+    return str(node.get("type")) if node is not None else None
+
+
 def _find(workflow: dict[str, Any], node_type: str) -> dict[str, Any] | None:
     candidates = [
         x for x in workflow["nodes"] if x["type"] == node_type and x["name"] not in {n.ALERT_NODE, n.ERROR_CHECK_NODE}
     ]
     return candidates[0] if candidates else None
+
+
+_REMOVE_ERROR_HANDLING_RE = re.compile(
+    r"\b(?:remove|drop|disable|turn\s+off|switch\s+off|get\s+rid\s+of|take\s+out|delete|skip|without|stop|"
+    r"no\s+more|don'?t\s+(?:need|want)|do\s+not\s+(?:need|want))\b.*"
+    r"\b(?:error\s+handling|continue\s+on\s+fail(?:ure)?|(?:failure\s+)?alert(?:s|ing)?)\b"
+)
+_ERROR_HANDLING_NOUN_RE = re.compile(r"\b(?:error\s+handling|continue\s+on\s+fail(?:ure)?|alerts|alerting)\b")
+# "the pager alerts are too noisy, switch them off": the verb after the noun, with a pronoun.
+_PRONOUN_OFF_RE = re.compile(
+    r"\b(?:turn|switch|shut)\s+(?:them|it|those|these)\s+off\b|\b(?:get\s+rid\s+of|kill|mute|silence|drop|remove)\s+"
+    r"(?:them|those|these)\b"
+)
 
 
 def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
@@ -120,7 +141,12 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     if split is not None:
         return split
 
-    rename = re.search(r"\brename\s+(?:it|this|that|the\s+workflow)?\s*(?:to|as)\s+[\"“']?(.+?)[\"”']?$", text, re.I)
+    rename = re.search(
+        r"\brename\s+(?:it|this(?:\s+one)?|that(?:\s+one)?|(?:this|that|the)\s+workflow)?\s*(?:to|as)\s+"
+        r"[\"“']?(.+?)[\"”']?$",
+        text,
+        re.I,
+    )
     if rename:
         name = rename.group(1).strip().strip("\"“”'").strip()
         if not name:
@@ -135,11 +161,7 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     if move:
         folder = move.group(1).strip().strip("\"“”'")
         return [Change("move", f"moved it into the {folder} folder", value=folder)]
-    if re.search(
-        r"\b(?:remove|drop|disable|turn\s+off|get\s+rid\s+of|take\s+out|delete|skip|without)\b.*"
-        r"\b(?:error\s+handling|continue\s+on\s+fail|alert(?:ing)?|the\s+alert)\b",
-        low,
-    ):
+    if _REMOVE_ERROR_HANDLING_RE.search(low) or (_ERROR_HANDLING_NOUN_RE.search(low) and _PRONOUN_OFF_RE.search(low)):
         return [Change("remove_error_handling", "removed the error handling")]
     removal = re.search(
         r"\b(?:remove|drop|delete|get\s+rid\s+of|take\s+out)\s+(?:the\s+)?(.+?)(?:\s+(?:step|node|action))?$", low
@@ -174,6 +196,10 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
     if impossible is not None:
         changes.append(Change("problem", f"{_impossible_schedule(impossible)}, so I left the trigger as it was"))
     trigger = None if impossible is not None else parse_trigger(body)
+    if trigger is None and re.search(r"\bpath\b", body, re.I) and _trigger_type(workflow) == "n8n-nodes-base.webhook":
+        # "use /orders-v2 as the path": the webhook's own path, said without the word "webhook".
+        path = webhook_path(body)
+        trigger = TriggerSpec(kind="webhook", path=path) if path else None
     explicit_days = re.search(
         r"\b(?:daily|every\s+day|each\s+day|morning|afternoon|evening|night|weekdays?|monday|tuesday|wednesday|"
         r"thursday|friday|saturday|sunday)s?\b",
@@ -186,9 +212,12 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         # "run it at 7:30am" on a weekday schedule changes the time, not the days.
         trigger = _new_time(body, workflow) or trigger
     if trigger is not None:
+        trigger = _keep_time(trigger, body, workflow)
         changes.append(Change("trigger", f"changed the trigger to run {trigger.describe()}", value=trigger))
     adding = bool(re.search(r"\b(?:add|also|plus|as\s+well|another|additionally|new\s+step|then\s+also)\b", low))
+    replaced = _replaced_values(body)
     for action in parse_action_phrases(body):
+        _skip_replaced(action, body, replaced)
         node_type = n.ACTION_TYPES[action.kind][0]
         existing = _find(workflow, node_type)
         if adding or existing is None:
@@ -198,9 +227,38 @@ def parse_change(clause: str, workflow: dict[str, Any]) -> list[Change]:
         changes.extend(_param_changes(action, existing))
     # A bare "#channel" / address / URL still names a value for the one matching node, also next to
     # another change ("change the channel to #ops and run it every hour"): a value another change
-    # already uses (an added step's channel, the alert channel) is not applied twice.
-    changes.extend(_bare_value_changes(body, workflow, _used_values(changes)))
+    # already uses (an added step's channel, the alert channel), or the old value the message says it
+    # replaces ("#ops rather than #eng"), is not applied.
+    changes.extend(_bare_value_changes(body, workflow, _used_values(changes) | replaced))
     return changes
+
+
+_VALUE = r"(#[A-Za-z0-9][\w-]*|[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|https?://[^\s\"'<>)\]]+)"
+_REPLACED_RE = re.compile(
+    rf"\b(?:instead\s+of|rather\s+than|not|from|replacing|replace)\s+(?:the\s+)?{_VALUE}|{_VALUE}\s+(?:to|with|->|→)\s+[#\w]",
+    re.IGNORECASE,
+)
+
+
+def _replaced_values(text: str) -> set[str]:
+    """Values the message names as the old ones: "#a rather than #b", "from #b to #a", "swap #b with #a"."""
+    found: set[str] = set()
+    for match in _REPLACED_RE.finditer(text):
+        value = match.group(1) or match.group(2)
+        found.add(value.rstrip(".,;:!?"))
+    return found
+
+
+def _skip_replaced(action: ActionSpec, text: str, replaced: set[str]) -> None:
+    """An action's channel, address or URL is the new value, never the one the message replaces."""
+    candidates = {
+        "channel": [f"#{c}" for c in CHANNEL_RE.findall(text)],
+        "to": EMAIL_RE.findall(text),
+        "url": [u.rstrip(".,;:!?") for u in URL_RE.findall(text)],
+    }
+    for key, values in candidates.items():
+        if action.params.get(key) in replaced:
+            action.params[key] = next((v for v in values if v not in replaced), None)
 
 
 def _used_values(changes: list[Change]) -> set[str]:
@@ -218,7 +276,7 @@ _SUBCLAUSE_SPLIT_RE = re.compile(r"[;!?\n]+|\.(?=\s|$)|,\s*|\s+and\s+|\s+then\s+
 _QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”")
 _FILLER_RE = re.compile(
     r"^(?:(?:and|then|also|please|now|too|instead|as\s+well|thanks?(?:\s+you)?|thank\s+you|that'?s\s+(?:all|it)|"
-    r"for\s+me|ok(?:ay)?|great|perfect|cool)\b[\s,.!]*)*$",
+    r"for\s+me|ok(?:ay)?|great|perfect|cool|(?:at\s+)?(?:the\s+)?same\s+time|as\s+(?:before|usual))\b[\s,.!]*)*$",
     re.IGNORECASE,
 )
 
@@ -230,21 +288,23 @@ def unparsed_subclauses(clause: str, workflow: dict[str, Any]) -> list[str]:
     instead of silently skipping it. Each part is parsed alone against the workflow; quoted text is
     never split; thanks/please/instead-style filler is not a part.
     """
-    quoted: list[str] = []
-
-    def hide(match: re.Match[str]) -> str:
-        quoted.append(match.group(0))
-        return f"\x00{len(quoted) - 1}\x00"
-
     parts = _parts(clause)
     if len(parts) < 2:
         return []
+    whole = parse_change(clause, workflow)
     # A part inside a name or folder the whole clause already took ("rename it to Sales and Marketing").
-    taken = " ".join(str(c.value) for c in parse_change(clause, workflow) if c.kind in ("rename", "move")).lower()
+    taken = " ".join(str(c.value) for c in whole if c.kind in ("rename", "move")).lower()
+    # A part of a removal said across the sentence ("the alerts are too noisy, switch them off").
+    removal = any(c.kind == "remove_error_handling" for c in whole)
     return [
         part
         for part in parts
-        if not (_FILLER_RE.match(part) or (taken and part.lower() in taken) or parse_change(part, workflow))
+        if not (
+            _FILLER_RE.match(part)
+            or (taken and part.lower() in taken)
+            or (removal and (_ERROR_HANDLING_NOUN_RE.search(part.lower()) or _PRONOUN_OFF_RE.search(part.lower())))
+            or parse_change(part, workflow)
+        )
     ]
 
 
@@ -313,20 +373,48 @@ def impossible_schedule_reply(text: str) -> str | None:
 
 
 def _new_time(text: str, workflow: dict[str, Any]) -> TriggerSpec | None:
-    """ "send it at 07:30 instead" on a daily/weekly schedule: same days, new time."""
-    match = re.search(r"\b(?:at|to)\s+(\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midnight)\b", text, re.IGNORECASE)
+    """ "send it at 07:30 instead", "make it 8am" on a daily/weekly schedule: same days, new time."""
+    match = re.search(
+        r"\b(?:at|to)\s+(\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|noon|midnight)\b"
+        r"|(?<![\w:/.-])(\d{1,2}(?::\d{2})?\s*[ap]\.?m\.?|\d{1,2}:\d{2})(?![\w:])",
+        text,
+        re.IGNORECASE,
+    )
     node = n.trigger_node(workflow)
     if match is None or node is None or node.get("type") != "n8n-nodes-base.scheduleTrigger":
         return None
-    if not re.search(r":|[ap]\.?m|noon|midnight", match.group(1), re.IGNORECASE):
+    said = match.group(1) or match.group(2)
+    if not re.search(r":|[ap]\.?m|noon|midnight", said, re.IGNORECASE):
         return None
-    time = parse_trigger(f"run daily at {match.group(1)}")
+    time = parse_trigger(f"run daily at {said}")
     rules = node.get("parameters", {}).get("rule", {}).get("interval", [{}])
     rule = rules[0] if rules else {}
     if time is None or rule.get("field") not in {"days", "weeks"}:
         return None
     days = rule.get("triggerAtDay") if rule.get("field") == "weeks" else None
     return TriggerSpec("schedule", days=days, hour=time.hour, minute=time.minute)
+
+
+_TIME_OF_DAY_RE = re.compile(
+    r"\bat\s+\d|\b(?:noon|midnight|morning|afternoon|evening|night|nightly|\d{1,2}\s*[ap]\.?m\b)", re.IGNORECASE
+)
+
+
+def _keep_time(trigger: TriggerSpec, text: str, workflow: dict[str, Any]) -> TriggerSpec:
+    """ "make it weekdays only" changes the days, not the time the schedule already runs at."""
+    if trigger.kind != "schedule" or trigger.interval_field is not None or _TIME_OF_DAY_RE.search(text):
+        return trigger
+    node = n.trigger_node(workflow)
+    if node is None or node.get("type") != "n8n-nodes-base.scheduleTrigger":
+        return trigger
+    rules = node.get("parameters", {}).get("rule", {}).get("interval", [{}])
+    rule = rules[0] if rules else {}
+    if rule.get("field") not in {"days", "weeks"} or not isinstance(rule.get("triggerAtHour"), int):
+        return trigger
+    minute = rule.get("triggerAtMinute", 0)
+    return TriggerSpec(
+        "schedule", days=trigger.days, hour=rule["triggerAtHour"], minute=minute if isinstance(minute, int) else 0
+    )
 
 
 def _param_changes(action: ActionSpec, node: dict[str, Any]) -> list[Change]:

@@ -28,6 +28,7 @@ __all__ = [
     "parse_trigger",
     "split_changes",
     "unparsed_parts",
+    "webhook_path",
 ]
 
 TriggerKind = Literal["schedule", "webhook", "form", "manual"]
@@ -53,7 +54,11 @@ _NUMBER_WORDS = {
 URL_RE = re.compile(r"https?://[^\s\"'<>)\]]+")
 EMAIL_RE = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 CHANNEL_RE = re.compile(r"(?<![\w&])#([A-Za-z0-9][\w-]*)")
-QUOTED_NAME_RE = re.compile(r"\b(?:call it|called|named|name it)\s+[\"“']([^\"”']+)[\"”']", re.IGNORECASE)
+# Not "the data table called …", "a sheet named …", "the folder called …": those name something else.
+_NOT_OTHER_THING = r"(?<!table\s)(?<!sheet\s)(?<!folder\s)(?<!channel\s)"
+QUOTED_NAME_RE = re.compile(
+    _NOT_OTHER_THING + r"\b(?:call it|called|named|name it)\s+[\"“']([^\"”']+)[\"”']", re.IGNORECASE
+)
 _TIME = r"(?:(?P<h>\d{1,2})(?::(?P<m>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?|(?P<word>noon|midnight))"
 _AT_TIME_RE = re.compile(r"\bat\s+" + _TIME + r"(?![\w:])", re.IGNORECASE)
 
@@ -180,15 +185,31 @@ def parse_trigger(text: str) -> TriggerSpec | None:
         return TriggerSpec(kind="schedule", days=days, hour=hour, minute=minute)
 
     if re.search(r"\bwebhook\b|\bwhen\s+an?\s+(?:http\s+)?request\s+(?:comes\s+in|is\s+received|arrives)\b", low):
-        path_match = re.search(r"\bpath\s+[`\"']?/?([a-z0-9][\w\-/]*)", low) or re.search(
-            r"\bwebhook\b[^.]*?\b(?:at|on)\s+[`\"']?/([a-z0-9][\w\-/]*)", low
-        )
-        return TriggerSpec(kind="webhook", path=path_match.group(1).strip("/") if path_match else None)
+        return TriggerSpec(kind="webhook", path=webhook_path(text))
     if re.search(r"\bform\b", low):
         return TriggerSpec(kind="form")
     if re.search(r"\bmanual(?:ly)?\b|\bon\s+demand\b|\bwhen\s+i\s+click\b|\bbutton\b", low):
         return TriggerSpec(kind="manual")
     return None
+
+
+_PATH_AFTER_WORD_RE = re.compile(
+    r"\bpath\s+(?:of\s+|to\s+|is\s+|=\s*|:\s*)?[`\"'“]?/?"
+    r"(?!(?:the|a|an|it|this|that|for|of|to|and|from|now|in|on|at|as|with|please|instead|too|then)\b)"
+    r"([A-Za-z0-9][\w\-./]*)",
+    re.IGNORECASE,
+)
+_SLASH_PATH_RE = re.compile(r"(?<![\w/.:@#-])/([A-Za-z0-9][\w\-./]*)")
+
+
+def webhook_path(text: str) -> str | None:
+    """The webhook path the user named, as written (case kept): any "/x" not in a URL, else "path x"."""
+    without_urls = URL_RE.sub(" ", text)
+    match = _SLASH_PATH_RE.search(without_urls) or _PATH_AFTER_WORD_RE.search(without_urls)
+    if match is None:
+        return None
+    path = match.group(1).rstrip(".,;:!?").strip("/")
+    return path or None
 
 
 # --- filters, error handling ------------------------------------------------------------------
@@ -230,7 +251,11 @@ class FilterSpec:
 
 
 def _filter_value(raw: str) -> float | str:
+    quoted = raw.strip()[:1] in "\"“'"
     raw = raw.strip().strip("\"“”'")
+    if not quoted:
+        # The sentence's own full stop or comma is not part of the value ("if status is down.").
+        raw = raw.rstrip(".,;:!?")
     number = raw.replace(",", "")
     try:
         return float(number)
@@ -295,6 +320,10 @@ def parse_error_handling(text: str) -> tuple[ErrorHandlingSpec | None, str]:
     sentence_end = error.end() + sentence_end_match.start() if sentence_end_match else len(text)
     alert = _ALERT_RE.search(text, sentence_start, sentence_end)
     start = min(error.start(), alert.start()) if alert else error.start()
+    lead = text[sentence_start:start]
+    if re.search(r"fail|error|handl", lead, re.IGNORECASE) and not parse_action_phrases(lead):
+        # "Failures must always be handled: continue on fail …": the whole sentence is about error handling.
+        start = sentence_start
     end = sentence_end
     sentence = text[sentence_start:end]
     spec = ErrorHandlingSpec(
@@ -344,10 +373,15 @@ _ASSIGN_RE = re.compile(
 )
 
 
+# A word of a multi-word name ("the beta signups data table"): never an article, a preposition or "row".
+_NAME_WORD = r"(?!(?:the|a|an|my|our|to|into|from|in|on|of|for|with|and|or|row|rows|new|google|then|it|its)\b)[\w-]+"
+_NAME_WORDS = rf"(?:{_NAME_WORD}\s+){{0,3}}{_NAME_WORD}"
+
+
 def _table_name(text: str) -> str | None:
     for pattern in (
         r"data\s*table\s+(?:called|named)\s+[\"“']?([\w -]+?)[\"”']?(?=$|[,;.]|\s+and\b)",
-        r"(?:the|a|my|our)\s+[\"“']?([\w-]+)[\"”']?\s+data\s*table",
+        rf"(?:the|a|my|our)\s+[\"“']?({_NAME_WORDS})[\"”']?\s+data\s*table",
         r"data\s*table\s+[\"“']([\w -]+)[\"”']",
     ):
         match = re.search(pattern, text, re.IGNORECASE)
@@ -358,7 +392,7 @@ def _table_name(text: str) -> str | None:
 
 def _sheet_name(text: str) -> str | None:
     for pattern in (
-        r"(?:the|a|my|our)\s+[\"“']?([\w-]+)[\"”']?\s+(?:google\s+)?(?:sheet|spreadsheet)",
+        rf"(?:the|a|my|our)\s+[\"“']?({_NAME_WORDS})[\"”']?\s+(?:google\s+)?(?:sheet|spreadsheet)",
         r"(?:sheet|spreadsheet)\s+(?:called|named)\s+[\"“']?([\w -]+?)[\"”']?(?=$|[,;.]|\s+and\b)",
         r"(?:sheet|spreadsheet)\s+[\"“']([\w -]+)[\"”']",
     ):
@@ -547,16 +581,36 @@ def _filter_after(text: str, flt: FilterSpec | None) -> int:
     return sources[-1] + 1 if sources else 0
 
 
+# An unquoted name starts with a capital or a digit and runs to the end of its clause: "…, call it Beta
+# signups digest", "a workflow named Weekly KPIs that posts …". Lower-case "called by …" is never a name.
+UNQUOTED_NAME_RE = re.compile(
+    _NOT_OTHER_THING + r"\b(?i:call\s+it|name\s+it|called|named)\s+(?![\"“'])([A-Z0-9][\w'&-]*(?:\s+[\w'&-]+)*?)"
+    r"(?=\s*(?:$|[,.;:!?\n(]|\s(?i:that|which|who|to|every|each|when|whenever|then|on|at|if|only)\b|"
+    r"\s(?i:and)\s+(?i:post|send|email|run|notify|alert|then|also|make|add|fetch|get|create|append|insert|save|"
+    r"write|ping|message|call)\b))"
+)
+
+
+def _name_match(text: str) -> re.Match[str] | None:
+    return QUOTED_NAME_RE.search(text) or UNQUOTED_NAME_RE.search(text)
+
+
 def parse_name(text: str) -> str | None:
-    """``called "X"`` / ``named "X"`` / ``call it "X"``."""
-    match = QUOTED_NAME_RE.search(text)
+    """``called "X"`` / ``named "X"`` / ``call it "X"``, or the same unquoted ("call it Beta signups digest")."""
+    match = _name_match(text)
     return match.group(1).strip() if match else None
+
+
+def _without_name(text: str) -> str:
+    """``text`` without its naming phrase, so a name ("Daily Slack report") is not read as steps."""
+    match = _name_match(text)
+    return text if match is None else text[: match.start()] + " " + text[match.end() :]
 
 
 def parse_build(text: str) -> BuildSpec:
     """Parse a build request: trigger, filter, actions, error handling, name."""
     name = parse_name(text)
-    body = QUOTED_NAME_RE.sub(" ", text)
+    body = _without_name(text)
     error_handling, body = parse_error_handling(body)
     flt = parse_filter(body)
     return BuildSpec(

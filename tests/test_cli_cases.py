@@ -87,7 +87,7 @@ def test_validate_of_a_missing_default_suite_is_a_usage_error(
 def test_validate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_case(tmp_path, "good")
     code, out, _ = run(["validate", "--json", str(tmp_path)], capsys)
-    assert (code, json.loads(out)) == (0, {"valid": True, "cases": ["good"]})
+    assert (code, json.loads(out)) == (0, {"valid": True, "cases": ["good"], "warnings": []})
     write_case(tmp_path, "bad", complexity="hard")
     code, out, _ = run(["validate", "--json", str(tmp_path)], capsys)
     report = json.loads(out)

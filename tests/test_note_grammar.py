@@ -6,6 +6,9 @@ guess at. A row states the meaning compactly (:func:`_meaning`), so a phrasing r
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from threadcase.case.directives import (
@@ -19,6 +22,7 @@ from threadcase.case.directives import (
     WebAccess,
 )
 from threadcase.case.note_grammar import read_note
+from threadcase.case.notes import split_notes
 
 
 def _meaning(d: Directive) -> tuple[object, ...]:
@@ -254,3 +258,16 @@ def test_notes_the_scripted_user_cannot_follow_are_reported_not_guessed(note: st
     reading = read_note(note)
     assert not reading.understood
     assert all("(" in part for part in reading.not_understood), "each part says why"
+
+
+def _documented_notes() -> list[str]:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "director-notes.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n(.*?)```", doc, flags=re.DOTALL)
+    return [note for block in blocks for note in split_notes(block)[1]]
+
+
+def test_every_phrasing_the_docs_show_is_understood() -> None:
+    notes = _documented_notes()
+    assert len(notes) >= 60
+    not_understood = {note: read_note(note).not_understood for note in notes if not read_note(note).understood}
+    assert not_understood == {}

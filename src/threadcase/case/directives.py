@@ -13,6 +13,7 @@ text. The grammar and its phrasings are documented in ``docs/director-notes.md``
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,6 +37,8 @@ __all__ = [
     "TriggerEvent",
     "WebAccess",
 ]
+
+_QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"")
 
 TriggerEvent = Literal["turn", "question", "plan", "credential-card", "web-access"]
 
@@ -119,6 +122,20 @@ class PlanReview(_Base):
     @property
     def conditional(self) -> bool:
         return bool(self.until_absent or self.until_present)
+
+    def satisfied_by(self, steps: str, message: str = "") -> bool:
+        """Whether a plan satisfies the condition this push-back waits for.
+
+        "No longer mentions X" reads the plan's steps only (its message may say "removed the X step",
+        or carry a workflow name); "mentions X" reads the message too ("I revised the plan: added
+        error handling"), without what it quotes (an agent that "didn't understand “add error
+        handling”" added nothing).
+        """
+        if self.until_absent:
+            lowered = steps.lower()
+            return not any(word.lower() in lowered for word in self.until_absent)
+        lowered = f"{steps} {_QUOTED.sub(' ', message)}".lower()
+        return all(word.lower() in lowered for word in self.until_present)
 
     def describe(self) -> str:
         if self.feedback is None:

@@ -237,7 +237,8 @@ _HOLD = re.compile(
 _TONE_WORDS = (
     r"frustrated|annoyed|impatient|irritated|exasperated|angry|upset|curt|terse|brief|polite|friendly|calm|casual|"
     r"formal|rushed|hurried|stressed|anxious|apologetic|confused|unsure|hesitant|enthusiastic|grateful|sarcastic|"
-    r"blunt|firm|short|cheerful|tired|grumpy|nervous|annoyingly|in a hurry|pushy|demanding"
+    r"blunt|firm|short|cheerful|tired|grumpy|nervous|annoyingly|in a hurry|pushy|demanding|relieved|happy|pleased|"
+    r"excited|disappointed|skeptical|sceptical|worried|doubtful|bored|surprised|frank|direct|informal|warm|cold"
 )
 _TONE = re.compile(
     rf"^(?:while\s+|and\s+)?(?:sound(?:ing|s)?|be(?:ing)?|act(?:ing)?|get(?:ting)?|stay(?:ing)?|seem(?:ing)?|"
@@ -247,7 +248,8 @@ _TONE = re.compile(
 )
 _RATIONALE = re.compile(
     r"^(?:because|since|as|you(?:'ll| will| have| haven'?t| don'?t| do not| are| aren'?t| plan| want| need| "
-    r"can| can'?t)|it(?:'s| is| isn'?t)|they(?:'re| are)|this is|that is|there(?:'s| is| isn'?t))\b",
+    r"can| can'?t)|it(?:'s| is| isn'?t| has| hasn'?t| was| wasn'?t| will| won'?t)|they(?:'re| are| have)|"
+    r"this is|that is|there(?:'s| is| isn'?t| are| aren'?t))\b",
     re.IGNORECASE,
 )
 

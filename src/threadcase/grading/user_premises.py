@@ -231,16 +231,14 @@ def _approved_against(
     if plan is None:
         return []
     steps = [s for s in widget.request.get("plan") or [] if isinstance(s, dict)]
-    # The steps are what would be built (the message may name what was just removed).
-    text = " ".join(f"{s.get('title', '')} {s.get('detail', '')}" for s in steps).lower()
-    if not steps:
-        text = str(widget.request.get("message", "")).lower()
-    if plan.until_absent and any(w.lower() in text for w in plan.until_absent):
-        return [f'approved a plan that still mentions {", ".join(plan.until_absent)}, against "{_cut(plan.clause)}"']
-    if plan.until_present and not all(w.lower() in text for w in plan.until_present):
-        return [f'approved a plan that does not mention {", ".join(plan.until_present)}, against "{_cut(plan.clause)}"']
+    said = str(widget.request.get("message", ""))
+    text = " ".join(f"{s.get('title', '')} {s.get('detail', '')}" for s in steps) or said
     if plan.conditional:
-        return []
+        if plan.satisfied_by(text, said):
+            return []
+        words = ", ".join(plan.until_absent or plan.until_present)
+        state = "still mentions" if plan.until_absent else "does not mention"
+        return [f'approved a plan that {state} {words}, against "{_cut(plan.clause)}"']
     rejections = sum(
         1
         for m, w in _widgets(record)

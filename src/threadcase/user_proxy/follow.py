@@ -27,7 +27,7 @@ from threadcase.case.directives import (
 from threadcase.case.notes import Script, ScriptTurn, matches_question
 from threadcase.records import DirectiveDelivery, ScriptDelivery, ScriptTurnDelivery, UserValue, ValueSource
 
-__all__ = ["Bound", "Director", "ValueChoice", "plan_condition_met"]
+__all__ = ["Bound", "Director", "ValueChoice"]
 
 _TURN_EVENT_KINDS = frozenset({"say", "one-at-a-time", "hold", "tone"})
 """Directives that act when their own turn is sent (nothing to wait for)."""
@@ -58,14 +58,6 @@ class ValueChoice:
     source: ValueSource = "invented"
 
 
-def plan_condition_met(plan: PlanReview, plan_text: str) -> bool:
-    """Whether a plan now satisfies the condition a push-back waits for."""
-    lowered = plan_text.lower()
-    if plan.until_absent:
-        return not any(word.lower() in lowered for word in plan.until_absent)
-    return all(word.lower() in lowered for word in plan.until_present)
-
-
 class Director:
     """Directive state of one scripted user in one conversation."""
 
@@ -83,6 +75,8 @@ class Director:
         self._why_not: dict[tuple[int, int], str] = {}
         self.values: list[UserValue] = []
         self.faults: list[str] = []
+        # The harness sends the opening turn (as written) before the user has anything to decide.
+        self.turn_delivered(script.opener)
 
     # --- state ---------------------------------------------------------------------------------
 
@@ -200,7 +194,7 @@ class Director:
 
     # --- plans, credentials, web access --------------------------------------------------------
 
-    def plan_review(self, plan_text: str) -> tuple[bool, str | None, Bound] | None:
+    def plan_review(self, steps: str, message: str = "") -> tuple[bool, str | None, Bound] | None:
         """``(approve, feedback, directive)`` when a plan directive governs this moment, else None."""
         bound = next((b for b in self.active() if isinstance(b.directive, PlanReview)), None)
         if bound is None:
@@ -211,7 +205,7 @@ class Director:
         if plan.feedback is None:
             return plan.then == "approve", None, bound
         if plan.conditional:
-            if plan_condition_met(plan, plan_text):
+            if plan.satisfied_by(steps, message):
                 return True, None, bound
             self._pushes[bound.key] = self._pushes.get(bound.key, 0) + 1
             return False, plan.feedback, bound
@@ -322,7 +316,7 @@ def _never_came(directive: Directive) -> str:
 
 def _cut_reason(ended_by: str, follow_ups: int, budget: int | None) -> str:
     if ended_by == "budget":
-        return f"the message budget ({budget} follow-ups) was spent"
+        return f"the message budget ({budget} follow-up{'' if budget == 1 else 's'}) was spent"
     if ended_by in ("turn-timeout", "conversation-timeout", "stalled"):
         return f"the conversation ended first ({ended_by})"
     if ended_by == "error":

@@ -107,8 +107,7 @@ def _plan_text(request: wire.ConfirmationRequest) -> str:
 
 
 def _plan_steps(request: wire.ConfirmationRequest) -> str:
-    """What the plan would build: its steps (the message around them may name what was just removed,
-    or a workflow name, which a push-back's condition must not read as still planned)."""
+    """What the plan would build: its steps (see :func:`~threadcase.user_proxy.follow.plan_condition_met`)."""
     steps = " ".join(f"{s.title} {s.detail}" for s in request.plan)
     return steps or request.message
 
@@ -252,7 +251,7 @@ class ScriptedProxy:
 
     def _scripted_plan(self, request: wire.ConfirmationRequest, kind: str) -> ApproveOrReject:
         plan_text = _plan_text(request)
-        decided = self.director.plan_review(_plan_steps(request))
+        decided = self.director.plan_review(_plan_steps(request), request.message)
         audit = kind == "plan-review" or bool(request.plan)
         if decided is not None:
             approve, feedback, bound = decided

@@ -70,6 +70,13 @@ def _read(note: str) -> list[tuple[object, ...]]:
         ("Use ops@initech.example as the recipient address.", [("answer", "email", "ops@initech.example", False)]),
         ("If asked, say the error started yesterday.", [("answer", "any", "the error started yesterday", False)]),
         (
+            "When asked for the address, answer fulfilment@globex.io and mention it is the shared inbox.",
+            [("answer", "email", "fulfilment@globex.io, it is the shared inbox", True)],
+        ),
+        ('If it asks for a name, call it "Lead router".', [("answer", "name", "Lead router", False)]),
+        ("When asked, the channel is #growth.", [("answer", "channel", "#growth", True)]),
+        ("Reply with #ops-alerts when asked for the alert channel.", [("answer", "channel", "#ops-alerts", True)]),
+        (
             "When asked for the channel, answer #deploys, the release channel",
             [("answer", "channel", "#deploys, the release channel", True)],
         ),
@@ -94,6 +101,8 @@ def test_answer_phrasings(note: str, expected: list[tuple[object, ...]]) -> None
         ("Refuse to answer any question.", [("decline", "any", False)]),
         ("Don't reveal the recipient address — say nothing about it.", [("decline", "email", False)]),
         ("decline if asked for the channel", [("decline", "channel", False)]),
+        ("Do not give the channel; say you'll decide later.", [("decline", "channel", False)]),
+        ("If asked for the recipient, say you haven't decided yet.", [("decline", "email", False)]),
     ],
 )
 def test_decline_phrasings(note: str, expected: list[tuple[object, ...]]) -> None:
@@ -131,6 +140,14 @@ def test_decline_phrasings(note: str, expected: list[tuple[object, ...]]) -> Non
             "When the plan is shown, push back: add error handling. Approve once it mentions error handling.",
             [("plan", "Add error handling", 1, "approve", (), ("error", "handling"), True)],
         ),
+        (
+            "Approve the plan only if it has no Slack step.",
+            [("plan", "Please take slack out of the plan.", 1, "approve", ("slack",), (), False)],
+        ),
+        (
+            "Don't approve the plan until it includes retries.",
+            [("plan", "Please add retries to the plan.", 1, "approve", (), ("retries",), False)],
+        ),
         ("Approve the plan.", [("plan", None, 1, "approve", (), (), False)]),
         ("Reject the plan outright.", [("plan", None, 1, "reject", (), (), False)]),
         ("Approve the fix.", [("plan", None, 1, "approve", (), (), False)]),
@@ -156,6 +173,9 @@ def test_plan_phrasings(note: str, expected: list[tuple[object, ...]]) -> None:
         "impatiently",
         "be terse",
         "in a hurry",
+        "Repeat the same request twice.",
+        "Be polite but firm.",
+        "Pretend you are in a rush.",
     ],
 )
 def test_hold_and_tone_phrasings(note: str) -> None:
@@ -206,6 +226,14 @@ def test_hold_and_tone_phrasings(note: str) -> None:
             "The Gmail credential is meant to fail.",
             [("credential", ("gmail",), "engage", "manual", (), False, False, False)],
         ),
+        (
+            'Name "Broken Notion" as the credential that should fail.',
+            [("credential", ("notion",), "engage", "manual", ("Broken Notion",), False, False, False)],
+        ),
+        (
+            "When the Notion connection card appears, connect it, but it should fail the connection test.",
+            [("credential", ("notion",), "engage", "manual", (), False, False, True)],
+        ),
         ("Skip the credential setup for now.", [("credential", (), "defer", "manual", (), False, True, False)]),
         ("Defer every credential card.", [("credential", (), "defer", "manual", (), False, True, False)]),
     ],
@@ -234,6 +262,9 @@ def test_credential_phrasings(note: str, expected: list[tuple[object, ...]]) -> 
             [("hold",), ("say", "It is blocking the release.", 2)],
         ),
         ("Say you're done.", [("say", "I'm done.", 1)]),
+        ('Say "thanks, that\'s all" and stop.', [("say", "thanks, that's all", 1)]),
+        ("If it asks for anything else, make up a plausible value.", [("as-usual",)]),
+        ("Answer every other question as usual.", [("as-usual",)]),
         ("deny web access", [("web-access", False)]),
         ("Block any web search.", [("web-access", False)]),
         ("When it asks for web access, allow it.", [("web-access", True)]),
@@ -248,7 +279,7 @@ def test_list_run_say_and_web_phrasings(note: str, expected: list[tuple[object, 
     [
         "Behave like a distracted intern who keeps mixing up the two workflows.",
         "If it mentions pricing, say our budget is 100 dollars",
-        "Answer every question with plausible values.",
+        "Answer in the voice of a pirate.",
         "Act as a manager who is never satisfied.",
         "Approve the plan once it looks professional enough.",
         "insist, and invent a new requirement about PDFs",

@@ -23,6 +23,7 @@ from threadcase.case.details import DetailKind
 __all__ = [
     "UNDERSTOOD_SUMMARY",
     "Answer",
+    "AsUsual",
     "Credential",
     "Decline",
     "Directive",
@@ -168,6 +169,15 @@ class Tone(_Base):
         return "a tone of voice (the scripted user sends the turn's words as written)"
 
 
+class AsUsual(_Base):
+    """Answer everything else as the scripted user always does ("make up plausible values for the rest")."""
+
+    kind: Literal["as-usual"] = "as-usual"
+
+    def describe(self) -> str:
+        return "answer any other question as usual: a value the script states, else a plainly placeholder one"
+
+
 class OneAtATime(_Base):
     """Send a list of changes one per message, each after the previous run finished."""
 
@@ -246,7 +256,7 @@ class WebAccess(_Base):
 
 
 Directive = Annotated[
-    Answer | Decline | PlanReview | Hold | Tone | OneAtATime | Credential | RunWorkflow | Say | WebAccess,
+    Answer | Decline | PlanReview | Hold | Tone | AsUsual | OneAtATime | Credential | RunWorkflow | Say | WebAccess,
     Field(discriminator="kind"),
 ]
 

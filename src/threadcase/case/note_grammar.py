@@ -24,6 +24,7 @@ from typing import Literal
 from threadcase.case.details import detail_kind, stated_values, topic_words
 from threadcase.case.directives import (
     Answer,
+    AsUsual,
     Credential,
     Decline,
     Directive,
@@ -122,7 +123,8 @@ _TRIGGER_END = re.compile(r"\s*(?:,|:|;|—|–|\s-\s)\s*")
 _ACTION_VERBS = (
     r"answer|reply|respond|say|give|use|tell|pick|choose|select|go with|type|enter|provide|decline|refuse|"
     r"withhold|skip|leave|defer|connect|set|create|add|fill|approve|accept|reject|push|object|insist|hold|"
-    r"deny|allow|block|run|execute|send|ask|keep|stick|ignore|dismiss|hook|link|engage|confirm|don'?t|do not"
+    r"deny|allow|block|run|execute|send|ask|keep|stick|ignore|dismiss|hook|link|engage|confirm|mention|"
+    r"don'?t|do not"
 )
 _VERB_START = re.compile(rf"^(?:then\s+)?(?:{_ACTION_VERBS})\b", re.IGNORECASE)
 
@@ -209,7 +211,8 @@ _AGAIN = re.compile(r"\bagain\b|\brepeat(?:ed|s)?\b|\bre-?ask", re.IGNORECASE)
 
 _ANSWER_VERB = re.compile(
     r"^(?:then\s+)?(?:answer|reply|respond|say|give|use|tell (?:it|them|the \w+)|pick|choose|select|go with|type|"
-    r"enter|provide|supply|offer|name|it'?s (?:called|named)|it is (?:called|named)|it'?s|it is|that it'?s|"
+    r"enter|provide|supply|offer|call it|name it|name|it'?s (?:called|named)|it is (?:called|named)|it'?s|it is|"
+    r"that it'?s|"
     r"that it is|the answer is)\b(?:\s+(?:with|that|it'?s|it is|by saying))?\s*:?\s*(?P<value>.+)$",
     re.IGNORECASE,
 )
@@ -229,7 +232,8 @@ _HOLD = re.compile(
     r"^(?:then\s+|and\s+)?(?:insist(?:s|ing)?|keep (?:insisting|pushing|asking)|hold (?:firm|your ground|the line|"
     r"out)|stand firm|stay firm|be persistent|persist|don'?t (?:back down|give in|budge|relent|let it go)|do not "
     r"(?:back down|give in|budge|relent)|stick to (?:it|your guns|the request|your request|your position)|"
-    r"repeat (?:it|the request|yourself|the ask)|push(?:es)? (?:back|again|harder|once more|one more time|twice|"
+    r"repeat (?:it|the (?:same )?(?:request|ask|thing)|yourself|your request)|"
+    r"push(?:es)? (?:back|again|harder|once more|one more time|twice|"
     r"three times)|push|press (?:on|again|harder)|give up|let it go|accept (?:the|its) (?:refusal|answer|no)|"
     r"back down|drop it|stop pushing)\b",
     re.IGNORECASE,
@@ -238,11 +242,13 @@ _TONE_WORDS = (
     r"frustrated|annoyed|impatient|irritated|exasperated|angry|upset|curt|terse|brief|polite|friendly|calm|casual|"
     r"formal|rushed|hurried|stressed|anxious|apologetic|confused|unsure|hesitant|enthusiastic|grateful|sarcastic|"
     r"blunt|firm|short|cheerful|tired|grumpy|nervous|annoyingly|in a hurry|pushy|demanding|relieved|happy|pleased|"
-    r"excited|disappointed|skeptical|sceptical|worried|doubtful|bored|surprised|frank|direct|informal|warm|cold"
+    r"excited|disappointed|skeptical|sceptical|worried|doubtful|bored|surprised|frank|direct|informal|warm|cold|"
+    r"in a rush|rushed|busy|distracted|hurried"
 )
 _TONE = re.compile(
     rf"^(?:while\s+|and\s+)?(?:sound(?:ing|s)?|be(?:ing)?|act(?:ing)?|get(?:ting)?|stay(?:ing)?|seem(?:ing)?|"
-    rf"come across as|remain(?:ing)?)?\s*(?:a (?:bit|little) |very |increasingly |clearly |slightly |more |"
+    rf"come across as|remain(?:ing)?|pretend (?:you(?:'re| are)|to be)|as if (?:you(?:'re| are)))?\s*"
+    rf"(?:a (?:bit|little) |very |increasingly |clearly |slightly |more |"
     rf"getting )?(?:{_TONE_WORDS})(?:ly)?(?:\s+(?:but|and)\s+(?:{_TONE_WORDS})(?:ly)?)?\s*$",
     re.IGNORECASE,
 )
@@ -324,6 +330,20 @@ _CRED_AUTO = re.compile(r"\b(?:auto(?:matic(?:ally)?)?[- ]?(?:setup|set ?up)|aut
 _CRED_NAMED = re.compile(r"\b(?:named|called)\s+([A-Z][\w-]*(?:\s+[A-Z0-9(][\w)-]*)*)")
 _CRED_PRONOUN = re.compile(r"\b(?:it|them|both|all|everything|each|one|the card)\b", re.IGNORECASE)
 
+_AS_USUAL = re.compile(
+    r"^(?:then\s+)?(?:make up|invent|come up with|use|give|pick|choose|answer (?:everything|anything|the rest|any "
+    r"other (?:question|detail)s?)(?: else)? with)\s+(?:a |an |some )?(?:plausible|sensible|reasonable|realistic|"
+    r"default|placeholder|sample|dummy)\s+(?:values?|answers?|details?|defaults?|data|ones?)\b|"
+    r"^(?:then\s+)?answer (?:everything|anything|the rest|any other (?:question|detail)s?|every other question)"
+    r"(?: else)?\s+"
+    r"(?:as usual|normally|as you see fit|sensibly|plausibly)\b|^(?:use )?(?:sensible )?defaults for the rest\b",
+    re.IGNORECASE,
+)
+_STOP_SAYING = re.compile(
+    r"\s*(?:,|\band\b|\bthen\b)\s*(?:then\s+)?(?:stop|end (?:the conversation|there|here|it)|be done|leave it there"
+    r"|say nothing (?:more|else))\s*$",
+    re.IGNORECASE,
+)
 _PIECES = re.compile(
     rf"\s*,\s*(?:and\s+|but\s+)?(?:then\s+)?|\s+(?:and\s+)?then\s+|\s+but\s+|\s+and\s+(?=(?:{_ACTION_VERBS})\b)"
     r"|\s*(?:—|–)\s*|\s+-\s+|:\s+(?=(?:then\s+)?(?:say|reply|respond|tell|answer|ask|write|send|mention)\b)",
@@ -467,7 +487,10 @@ def _plan_sentence(reader: _Reader, rest: str) -> bool:
 
 
 def _continues(previous: Directive, piece: str) -> bool:
-    """A piece that carries on the value of the one before ("answer #deploys, the release channel")."""
+    """A piece that carries on the value of the one before ("answer #deploys, the release channel";
+    "answer a@b.dev and mention it is the shared inbox")."""
+    if isinstance(previous, Answer) and _SAY.match(piece) and not _DECLINE.search(piece):
+        return True
     if _VERB_START.match(piece) or _TONE.match(piece):
         return False
     if isinstance(previous, Answer | Say):
@@ -477,6 +500,9 @@ def _continues(previous: Directive, piece: str) -> bool:
 
 def _extend(reader: _Reader, previous: Directive, piece: str) -> Directive:
     extra = reader.text(piece)
+    said = _SAY.match(piece)
+    if isinstance(previous, Answer) and said is not None:
+        extra = reader.text(said.group("text"))
     if isinstance(previous, Answer):
         updated: Directive = previous.model_copy(update={"value": f"{previous.value}, {_tidy_value(extra)}"})
     elif isinstance(previous, Say):
@@ -514,13 +540,19 @@ def _classify(reader: _Reader, piece: str, trigger: Trigger) -> Directive | Lite
         return answer
     said = _SAY.match(piece)
     if said is not None and not _HOLD.match(piece):
+        if reader.directives and isinstance(reader.directives[-1], Decline):
+            return True  # "do not give the channel; say you'll decide later": how the user declines
         return _say(reader, said.group("text"), clause)
     if _HOLD.match(piece):
         if any(isinstance(d, Hold) for d in reader.directives):
             return True  # "push once more, then give up": one held position
         return Hold(clause=clause)
     if _TONE.match(piece):
+        if any(isinstance(d, Tone) for d in reader.directives):
+            return True  # "polite but firm": one tone of voice
         return Tone(clause=clause)
+    if _AS_USUAL.match(piece):
+        return AsUsual(clause=clause)
     return None
 
 
@@ -555,14 +587,16 @@ def _is_credential(reader: _Reader, piece: str, trigger: Trigger) -> bool:
 
 def _credential(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Directive | Literal[True]:
     text = reader.text(piece)
-    services = _services(piece)
+    names = tuple(_unquote(q) for q in _QUOTE.findall(text)) + tuple(m.group(1) for m in _CRED_NAMED.finditer(text))
+    services = _services(piece) or _services(" ".join(names))
     previous = next((d for d in reversed(reader.directives) if isinstance(d, Credential)), None)
     if not services:
         services = previous.services if previous is not None and previous.services else trigger.topic
-    names = tuple(_unquote(q) for q in _QUOTE.findall(text)) + tuple(m.group(1) for m in _CRED_NAMED.finditer(text))
     broken = bool(_CRED_BROKEN.search(piece))
     defer = bool(_CRED_DEFER.search(piece))
-    engage = bool(_CRED_VERB.search(piece)) and not defer
+    # "it should fail the connection test" names no action: "connection" is not "connect".
+    acting = re.sub(r"\bconnection tests?\b", " ", piece, flags=re.IGNORECASE)
+    engage = bool(_CRED_VERB.search(acting)) and not defer
     if broken and not engage and not defer and previous is not None and previous.action == "engage":
         # "…, but the credential does not authenticate": a property of the one just engaged.
         updated = previous.model_copy(update={"working": False, "clause": f"{previous.clause}, {clause}"})
@@ -610,9 +644,8 @@ def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answe
         value = m.group("value") if m is not None else None
         if value is None and trigger.detail is not None and stated_values(trigger.detail, reader.text(piece)):
             value = piece
-        if value is None:
-            return None
-        return Answer(clause=clause, trigger=trigger, value=_tidy_value(reader.text(value)))
+        if value is not None:
+            return Answer(clause=clause, trigger=trigger, value=_tidy_value(reader.text(value)))
     for pattern in (_USE_AS, _STATEMENT):
         m = pattern.match(piece)
         if m is None:
@@ -621,7 +654,8 @@ def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answe
         kind = detail_kind(about)
         if kind is None or not (stated_values(kind, value) or _QUOTE.search(reader.text(m.group("value")))):
             continue
-        question = Trigger(event="question", topic=tuple(topic_words(about)), detail=kind)
+        required = trigger.required if trigger.event == "question" else False
+        question = Trigger(event="question", topic=tuple(topic_words(about)), detail=kind, required=required)
         return Answer(clause=clause, trigger=question, value=value)
     return None
 
@@ -636,6 +670,7 @@ _FLIP = (
 
 
 def _say(reader: _Reader, raw: str, clause: str) -> Say:
+    raw = _STOP_SAYING.sub("", raw)
     times = 1
     count = re.search(r"\b(twice|two times|three times|thrice)\b", reader.text(reader.sentence), re.I)
     if count is not None:
@@ -673,8 +708,18 @@ def _decide(reader: _Reader, text: str, plan: PlanReview) -> PlanReview | None:
         wanted = _condition(reader, condition.group("cond"))
         if wanted is None:
             return None
-        return plan.model_copy(update={"then": then, "until_absent": wanted[0], "until_present": wanted[1]})
+        feedback = plan.feedback if plan.feedback is not None else _feedback_for(wanted)
+        update = {"then": then, "until_absent": wanted[0], "until_present": wanted[1], "feedback": feedback}
+        return plan.model_copy(update=update)
     return plan.model_copy(update={"then": then})
+
+
+def _feedback_for(wanted: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
+    """What the user says when a condition alone drives the push-back ("approve only once it has no Slack")."""
+    absent, present = wanted
+    if absent:
+        return f"Please take {' and '.join(absent)} out of the plan."
+    return f"Please add {' and '.join(present)} to the plan."
 
 
 _PLAN_SAY = re.compile(
@@ -751,9 +796,7 @@ def _read_plan(reader: _Reader, rest: str, trigger: Trigger) -> None:
         reader.directives.append(PlanReview(clause=reader.text(rest), trigger=plan_trigger, then="reject"))
         return
     if not feedback_text and wanted is not None:
-        absent, present = wanted
-        feedback_text = f"Please take {' and '.join(absent)} out of the plan." if absent else ""
-        feedback_text = feedback_text or f"Please add {' and '.join(present)} to the plan."
+        feedback_text = _feedback_for(wanted)
     if not feedback_text:
         feedback_text = "I'd like changes to this plan before I approve it."
     plan = PlanReview(

@@ -29,7 +29,7 @@ from threadcase.records import DirectiveDelivery, ScriptDelivery, ScriptTurnDeli
 
 __all__ = ["Bound", "Director", "ValueChoice"]
 
-_TURN_EVENT_KINDS = frozenset({"say", "one-at-a-time", "hold", "tone"})
+_TURN_EVENT_KINDS = frozenset({"say", "one-at-a-time", "hold", "tone", "as-usual"})
 """Directives that act when their own turn is sent (nothing to wait for)."""
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import SecretStr
 
 from tests.conversation.helpers import drive, echo_agent, make_case
+from tests.conversation.test_model_proxy import DONE, _follow_up, _models
 from tests.fakes.openai_server import FakeOpenAI
 from threadcase.models import ModelSettings
 from threadcase.records import UserPlayer
@@ -27,19 +27,9 @@ async def test_a_scripted_run_says_so_and_tracks_its_directives() -> None:
 
 async def test_a_model_run_names_the_model_and_the_prompt_version(fake_openai: tuple[FakeOpenAI, str]) -> None:
     fake, url = fake_openai
-    fake.queue(
-        {
-            "decision": {
-                "action": "send_follow_up_message",
-                "message": "Rename it to Rota",
-                "renameWorkflowTo": None,
-                "runWorkflowId": None,
-            }
-        },
-        {"decision": {"action": "declare_done"}},
-    )
-    models = ModelSettings(api_key=SecretStr("sk-test"), base_url=url, proxy_model="fake-proxy", max_attempts=1)
-    record = (await drive(make_case(["Build a flow", "Rename it to Rota"]), agent=echo_agent, models=models)).record
+    fake.queue(_follow_up("Rename it to Rota"), DONE)
+    case = make_case(["Build a flow", "Rename it to Rota"])
+    record = (await drive(case, agent=echo_agent, models=_models(url))).record
     assert record.user == UserPlayer(kind="model", model="fake-proxy", prompt_version=PROMPT_VERSION)
     assert record.script is not None
     # The model reads the notes as text: only which turns it delivered is tracked.

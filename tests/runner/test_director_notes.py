@@ -21,6 +21,7 @@ import pytest
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
+from threadcase.records import ScriptDelivery
 from threadcase.report import RunSummary, run_and_report
 from threadcase.report.console import summary_lines
 from threadcase.verdicts import CaseResult
@@ -55,6 +56,12 @@ def _user_texts(result: CaseResult) -> list[str]:
     return [t.text for t in result.record.live_turns if t.role == "user"]
 
 
+def _delivery(result: CaseResult) -> ScriptDelivery:
+    assert result.record is not None
+    assert result.record.script is not None
+    return result.record.script
+
+
 def _widgets(result: CaseResult, kind: str) -> list[dict[str, object]]:
     assert result.record is not None
     return [w.answer or {} for t in result.record.live_turns for w in t.widgets if w.input_type == kind]
@@ -82,10 +89,8 @@ def test_the_scripted_user_follows_the_note_and_the_builder_is_judged_on_its_own
     result = results[slug]
     failed = [(v.unit, v.reason) for v in result.verdicts if v.status != "pass" and v.kind == "check"]
     assert result.status == "pass", failed
-    assert result.record is not None
-    assert result.record.script is not None
-    assert result.record.script.faults == []
-    assert all(t.delivered for t in result.record.script.turns)
+    assert _delivery(result).faults == []
+    assert all(t.delivered for t in _delivery(result).turns)
 
 
 def test_a_value_in_a_note_is_the_answer_and_recorded_as_the_note_s(
@@ -93,11 +98,9 @@ def test_a_value_in_a_note_is_the_answer_and_recorded_as_the_note_s(
 ) -> None:
     _, results, _ = run
     for slug, value in (("value-in-note-channel", "#customer-voice"), ("value-in-note-email", "payroll@hooli.example")):
-        record = results[slug].record
-        assert record is not None
-        assert record.script is not None
-        assert [(v.value, v.source) for v in record.script.values][:1] == [(value, "note")]
-        fired = [d for d in record.script.directives if d.fired]
+        delivery = _delivery(results[slug])
+        assert [(v.value, v.source) for v in delivery.values][:1] == [(value, "note")]
+        fired = [d for d in delivery.directives if d.fired]
         assert [d.message for d in fired] == [0], "fired while answering the opening message"
 
 
@@ -105,10 +108,8 @@ def test_a_stated_value_is_taken_from_the_words_and_nothing_is_invented(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    record = results["stated-spreadsheet-not-invented"].record
-    assert record is not None
-    assert record.script is not None
-    assert [(v.value, v.source) for v in record.script.values] == [("Webinar attendees 2026", "stated")]
+    values = _delivery(results["stated-spreadsheet-not-invented"]).values
+    assert [(v.value, v.source) for v in values] == [("Webinar attendees 2026", "stated")]
 
 
 def test_push_back_with_the_note_s_words_then_approve_once_the_condition_holds(
@@ -139,10 +140,10 @@ def test_a_declined_detail_stays_declined_on_the_card_that_follows(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    record = results["declined-recipient-not-filled-on-card"].record
-    assert record is not None
-    assert record.script is not None
-    assert [v.source for v in record.script.values] == ["declined", "declined"]
+    assert [v.source for v in _delivery(results["declined-recipient-not-filled-on-card"]).values] == [
+        "declined",
+        "declined",
+    ]
     assert _widgets(results["declined-recipient-not-filled-on-card"], "setup") == [
         {"kind": "approval", "approved": False}
     ]
@@ -152,12 +153,10 @@ def test_a_note_governs_its_own_moment_not_the_whole_script(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    record = results["decline-in-last-turn-not-pooled"].record
-    assert record is not None
-    assert record.script is not None
-    (answered,) = record.script.values
+    delivery = _delivery(results["decline-in-last-turn-not-pooled"])
+    (answered,) = delivery.values
     assert (answered.value, answered.source, answered.message) == ("#kpi-daily", "note", 0)
-    decline = next(d for d in record.script.directives if d.turn == 2)
+    decline = next(d for d in delivery.directives if d.turn == 2)
     assert (decline.fired, decline.required) == (False, False)
 
 

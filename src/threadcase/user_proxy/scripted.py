@@ -29,6 +29,7 @@ import re
 from typing import Any, Literal
 
 from threadcase import wire
+from threadcase.case.details import stated_values
 from threadcase.case.directives import Credential, WebAccess
 from threadcase.case.notes import Script
 from threadcase.records import ScriptDelivery, WidgetAnsweredBy
@@ -61,9 +62,6 @@ ConfirmationChoice = (
     | ChooseCredentialSetupOption
 )
 
-_CHANNEL = re.compile(r"(?<![\w#])#[a-z0-9][\w-]*", re.IGNORECASE)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-_URL = re.compile(r"https?://[^\s,;)\]\"']+")
 _SERVICES = {
     "slack": "Slack",
     "gmail": "Gmail",
@@ -85,9 +83,7 @@ def plan_gaps(plan_text: str, said: str) -> list[str]:
     plan = plan_text.lower()
     gaps: list[str] = []
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n", said) if s.strip()]
-    wanted: list[str] = []
-    for token in (*_CHANNEL.findall(said), *_EMAIL.findall(said), *_URL.findall(said)):
-        wanted.append(token.rstrip("."))
+    wanted = [value for kind in ("channel", "email", "url") for value in stated_values(kind, said)]
     lowered = said.lower()
     for key, label in _SERVICES.items():
         if re.search(rf"\b{re.escape(key)}\b", lowered) and label not in wanted:

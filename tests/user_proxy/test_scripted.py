@@ -124,6 +124,7 @@ async def test_scripted_questions_decline_and_fill() -> None:
         ("Which Slack channel should I post to?", "declined"),
         ("Who should get the email?", "invented"),
     ]
+    assert format_proxy_stats(proxy.stats.as_dict()).endswith(", invented values 1]")
     # Asked again: the cached answer, counted as a repeat.
     again = await proxy.answer(request, ConversationView(), FakeCredentials())
     assert again.answered_by == "repeat"

@@ -8,9 +8,10 @@ into what the user *says* and the notes that *direct* them, reads each note once
 - which scripted turns were delivered, and with which user message (0 = the opening message);
 - each turn's *window*: the stretch of conversation its notes govern. A turn's notes apply from the
   moment the message before it was sent (so "[when asked for the channel, …]" in turn 1 governs the
-  questions the agent asks in answer to the opening) until the next message after it is sent. A note
-  never governs a moment outside its window: a decline in the last turn does not decline a question
-  asked right after the opening.
+  questions the agent asks in answer to the opening) until the next message after it is sent (a turn
+  that says nothing: the one after that, so it covers the runs on both sides of it). A note never
+  governs a moment outside its window: a decline in the last turn does not decline a question asked
+  right after the opening.
 
 The model user reads the notes as text (:meth:`Script.dump`); the scripted user follows the
 directives (``threadcase.user_proxy``).
@@ -244,8 +245,14 @@ class Script:
     def speaks(self, turn: ScriptTurn) -> bool:
         return turn is self.opener or bool(turn.utterances)
 
+    def _handled(self, turn: ScriptTurn) -> bool:
+        """Sent (or being sent), or passed over by the scripted user: n8n's notion of a delivered turn."""
+        return turn.index in self._sent_at or turn.index in self._pending or turn.index in self._passed
+
     def unsent_user_turns(self) -> list[ScriptTurn]:
-        return [t for t in self.turns[1:] if t.role == "user" and not self.delivered(t)]
+        """User turns not yet sent nor passed over (a note-only turn stays here until the scripted user
+        goes past it: the model user keeps its notes pending, as n8n does)."""
+        return [t for t in self.turns[1:] if t.role == "user" and not self._handled(t)]
 
     def sent_at(self, turn: ScriptTurn) -> int | None:
         """The message ordinal that delivered a speaking turn (its first message), or None."""
@@ -254,7 +261,7 @@ class Script:
     def delivered(self, turn: ScriptTurn) -> bool:
         """A speaking turn is delivered once its first message was prepared; a note-only turn once its
         window opened (it has nothing to say: its notes governed from then on)."""
-        if turn.index in self._sent_at or turn.index in self._pending or turn.index in self._passed:
+        if self._handled(turn):
             return True
         return not self.speaks(turn) and self.window(turn)[0] is not None
 
@@ -352,7 +359,9 @@ class Script:
         """``[open, close)`` in message ordinals: the stretch of conversation ``turn``'s notes govern.
 
         It opens when the speaking turn before it was sent (the opener's at message 0) and closes when
-        the speaking turn after it is sent; ``None`` = not yet opened / not yet closed.
+        the speaking turn after it is sent: the run that leads up to the turn and the run answering it.
+        A turn that says nothing stands between two messages, so it governs the runs answering both:
+        it closes when the second speaking turn after it is sent. ``None`` = not yet opened / closed.
         """
         if turn is self.opener:
             opened: int | None = 0
@@ -360,6 +369,8 @@ class Script:
             before, _ = self._speaking_neighbours(turn)
             opened = None if before is None else self._position(before.index)
         _, after = self._speaking_neighbours(turn)
+        if after is not None and not self.speaks(turn):
+            _, after = self._speaking_neighbours(after)
         closed = None if after is None else self._position(after.index)
         return opened, closed
 
@@ -381,14 +392,10 @@ class Script:
 
     @property
     def pending_direction(self) -> bool:
-        """A note still governs what comes: a scripted turn whose window is not closed carries one, a
-        change list is being delivered, or the opener carries standing notes (n8n's content-agnostic
-        rule, which the model user keeps: the deterministic short-circuits step aside for it)."""
-        if self._queue or self.opener.has_notes:
-            return True
-        return any(
-            t.has_notes and t.index not in self._passed and self.window(t)[1] is None for t in self.user_turns[1:]
-        )
+        """A note still governs what comes: an unsent scripted turn carries one, a change list is being
+        delivered, or the opener carries standing notes (n8n's content-agnostic rule, which the model
+        user keeps: the deterministic short-circuits step aside for it)."""
+        return bool(self._queue) or self.opener.has_notes or any(t.has_notes for t in self.unsent_user_turns())
 
     def declines(self, question: str) -> bool:
         """Some note of the script declines this question (any turn: the model user reads them all)."""
@@ -420,7 +427,7 @@ class Script:
                     "role": "user",
                     "says": t.spoken,
                     "directions": list(t.notes),
-                    "delivered": self.delivered(t),
+                    "delivered": self._handled(t),
                 }
             )
         return out

@@ -48,7 +48,7 @@ from threadcase.user_proxy.actions import (
 )
 from threadcase.user_proxy.base import ConversationView, ProxyAnswer
 from threadcase.user_proxy.deterministic import auto_approve, deterministic_answer, widget_kind
-from threadcase.user_proxy.follow import Bound, Director
+from threadcase.user_proxy.follow import Bound, Director, ValueChoice
 from threadcase.user_proxy.stats import ProxyStats
 
 __all__ = ["ConfirmationChoice", "ScriptedProxy", "plan_gaps"]
@@ -239,11 +239,17 @@ class ScriptedProxy:
         if kind in ("plan-review", "approval") or request.plan:
             return self._scripted_plan(request, kind)
         if kind == "text":
-            said = self.director.value_for(request.requestId, request.message, [])
+            said = self._value(request.requestId, request.message, [])
             if said.value is None:
                 return ApproveOrReject(action="approve_or_reject", approved=False, user_input=None)
             return ApproveOrReject(action="approve_or_reject", approved=True, user_input=said.value)
         return ApproveOrReject(action="approve_or_reject", approved=True, user_input=None)
+
+    def _value(self, request_id: str, asked: str, options: list[str]) -> ValueChoice:
+        choice = self.director.value_for(request_id, asked, options)
+        if choice.source == "invented":
+            self.stats["value-invented"] += 1
+        return choice
 
     def _scripted_plan(self, request: wire.ConfirmationRequest, kind: str) -> ApproveOrReject:
         plan_text = _plan_text(request)
@@ -274,7 +280,7 @@ class ScriptedProxy:
             if credential_type is not None:
                 answers.append(self._credential_question(request, q, credential_type))
                 continue
-            choice = self.director.value_for(request.requestId, q.question, list(q.options))
+            choice = self._value(request.requestId, q.question, list(q.options))
             if choice.value is None:
                 answers.append(
                     QuestionAnswerItem(question_id=q.id, selected_options=[], custom_text=None, skipped=True)
@@ -337,7 +343,7 @@ class ScriptedProxy:
         working: list[str] = []
         for entry in request.setupRequests:
             for param, issue in entry.parameterIssues.items():
-                choice = self.director.value_for(request.requestId, f"{entry.node}.{param}: {issue}", [])
+                choice = self._value(request.requestId, f"{entry.node}.{param}: {issue}", [])
                 if choice.value is not None:
                     params.setdefault(entry.node, {})[param] = choice.value
             ctype = entry.credentialType

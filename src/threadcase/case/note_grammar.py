@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from threadcase.case import note_phrasings as phrasing
 from threadcase.case.details import detail_kind, stated_values, topic_words
 from threadcase.case.directives import (
     Answer,
@@ -111,247 +112,6 @@ def _tidy_value(text: str) -> str:
     return _unquote(text)
 
 
-# --- vocabulary ------------------------------------------------------------------------------------
-
-_TRIGGER = re.compile(
-    r"^(?P<word>when(?:ever)?|once|as soon as|after|the moment|each time|every time|if|should|in case|"
-    r"on|at|upon|before)\s+(?P<body>.+)$",
-    re.IGNORECASE,
-)
-_REQUIRED = frozenset({"when", "once", "as soon as", "after", "the moment", "on", "at", "upon"})
-_TRIGGER_END = re.compile(r"\s*(?:,|:|;|—|–|\s-\s)\s*")
-_ACTION_VERBS = (
-    r"answer|reply|respond|say|give|use|tell|pick|choose|select|go with|type|enter|provide|decline|refuse|"
-    r"withhold|skip|leave|defer|connect|set|create|add|fill|approve|accept|reject|push|object|insist|hold|"
-    r"deny|allow|block|run|execute|send|ask|keep|stick|ignore|dismiss|hook|link|engage|confirm|mention|"
-    r"don'?t|do not"
-)
-_VERB_START = re.compile(rf"^(?:then\s+)?(?:{_ACTION_VERBS})\b", re.IGNORECASE)
-
-_PLAN_WORDS = re.compile(r"\b(?:plan|proposal|proposed steps)\b", re.IGNORECASE)
-_CARD_WORDS = re.compile(
-    r"\b(?:card|credentials?|connect\w*|account|sign[- ]?in|log[- ]?in|oauth|auth\w*|set ?up wizard)\b",
-    re.IGNORECASE,
-)
-_WEB_WORDS = re.compile(r"\b(?:web|internet|domain|browse|browsing|search|site|url access)\b", re.IGNORECASE)
-_ASK_WORDS = re.compile(
-    r"\b(?:asks?|asked|asking|wants? to know|needs? to know|requests?|requested|prompts?|prompted|queries|"
-    r"questions?|enquires|inquires)\b",
-    re.IGNORECASE,
-)
-_BUILT_WORDS = re.compile(
-    r"\b(?:built|builds|build|applied|done|ready|finished|saved|created|first version|up and running)\b",
-    re.IGNORECASE,
-)
-_BEFORE_SENDING = re.compile(r"\b(?:answer|repl|respond|send|writ|messag)", re.IGNORECASE)
-_ASKER = re.compile(r"^(?:it|they|he|she|you are|you're|the (?:agent|assistant|builder|bot|ai))\s+", re.IGNORECASE)
-
-_SERVICE_TYPES: dict[str, str] = {
-    "slack": "slack",
-    "gmail": "gmail",
-    "email": "gmail",
-    "e-mail": "gmail",
-    "notion": "notion",
-    "github": "github",
-    "google sheets": "googlesheets",
-    "sheets": "googlesheets",
-    "sheet": "googlesheets",
-    "google drive": "googledrive",
-    "drive": "googledrive",
-    "teams": "microsoftteams",
-    "openai": "openai",
-    "gemini": "googlepalm",
-    "whatsapp": "whatsapp",
-    "bearer": "httpbearer",
-    "header auth": "httpheader",
-    "basic auth": "httpbasic",
-}
-_SERVICE = re.compile(r"\b(" + "|".join(re.escape(k) for k in _SERVICE_TYPES) + r")\b", re.IGNORECASE)
-
-_ONE_AT_A_TIME = re.compile(
-    r"\b(?:one (?:at a time|by one|per message|after (?:the )?(?:other|another))|each (?:[\w-]+ )?(?:in its own|"
-    r"on its own|as a separate|in a separate) message|in separate messages|separately|"
-    r"(?:wait(?:ing)?|only) (?:for|after) (?:each|every) (?:build|change|one|edit|reply|answer)|"
-    r"each (?:only )?(?:after|once) the (?:previous|last|one before)"
-    r"(?: one)?|after each (?:one )?(?:is|was|has been) (?:applied|done|built)|one change per message)\b",
-    re.IGNORECASE,
-)
-_RUN_WORKFLOW = re.compile(
-    r"\b(?:run|execute|trigger|test-run|try)s?\b[^.;]*?\b(?:workflow|it)\b[^.;]*?"
-    r"\b(?:yourself|myself|themselves|for real|before (?:answering|replying|you answer|you reply|sending|"
-    r"the next message)|once before)",
-    re.IGNORECASE,
-)
-_WEB_DENY = re.compile(
-    r"\b(?:deny|block|refuse|reject|don'?t allow|do not allow|disallow|forbid)\b[^.;]*\b(?:web|internet|domain|"
-    r"site|network|browsing|search|access)\b",
-    re.IGNORECASE,
-)
-_WEB_ALLOW = re.compile(
-    r"\b(?:allow|grant|approve|permit|accept)\b[^.;]*\b(?:web|internet|domain|site|network|browsing|search|access)\b",
-    re.IGNORECASE,
-)
-
-_DECLINE = re.compile(
-    r"\b(?:declin\w*|refus\w*|withhold\w*|(?:would )?rather not(?: say| tell| give| share)?|prefer not to \w+|"
-    r"(?:don'?t|do not|won'?t|will not|never|not to|not) (?:say|tell|give|share|provide|answer|reveal|name|"
-    r"specify|disclose|pick|choose|know|offer|supply|mention)|without (?:giving|saying|sharing|providing|naming)|"
-    r"keep (?P<kept>(?:[\w'-]+ ){0,4}?)(?:to yourself|private|secret|back)|skip (?:the|that|this|any) questions?|"
-    r"leave (?P<left>(?:[\w'-]+ ){0,4}?)(?:blank|empty|unset|unanswered|open)|say (?:you )?(?:don'?t|do not) know|"
-    r"say nothing|stay silent|keep quiet|(?:don'?t|do not) mention|"
-    r"(?:you )?(?:haven'?t|have not) (?:decided|picked|chosen)|not (?:decided|sure) yet|no answer)",
-    re.IGNORECASE,
-)
-_DECLINE_FILLER = re.compile(
-    r"^(?:to\s+)?(?:(?:say|tell|give|share|provide|answer|reveal|name|specify|disclose|pick|choose|offer|supply|"
-    r"mention)\s+(?:it\s+)?)?(?:(?:which|what|who|the|any|a|an)\b)?\s*",
-    re.IGNORECASE,
-)
-_AGAIN = re.compile(r"\bagain\b|\brepeat(?:ed|s)?\b|\bre-?ask", re.IGNORECASE)
-
-_ANSWER_VERB = re.compile(
-    r"^(?:then\s+)?(?:answer|reply|respond|say|give|use|tell (?:it|them|the \w+)|pick|choose|select|go with|type|"
-    r"enter|provide|supply|offer|call it|name it|name|it'?s (?:called|named)|it is (?:called|named)|it'?s|it is|"
-    r"that it'?s|"
-    r"that it is|the answer is)\b(?:\s+(?:with|that|it'?s|it is|by saying))?\s*:?\s*(?P<value>.+)$",
-    re.IGNORECASE,
-)
-_STATEMENT = re.compile(
-    r"^(?:the\s+|my\s+|our\s+|its\s+)?(?P<topic>[a-z][\w' -]{1,40}?)\s+(?:is|are|should be|will be|to use is|"
-    r"must be)\s+(?P<value>.+)$",
-    re.IGNORECASE,
-)
-_USE_AS = re.compile(r"^use\s+(?P<value>.+?)\s+(?:as|for)\s+(?:the\s+)?(?P<topic>.+)$", re.IGNORECASE)
-
-_SAY = re.compile(
-    r"^(?:then\s+)?(?:say|reply|respond|tell (?:it|them|the (?:agent|assistant|builder))|write|send|"
-    r"ask(?: it| them)?(?: to)?|mention)\b(?:\s+that)?\s*:?\s*(?P<text>.+)$",
-    re.IGNORECASE,
-)
-_HOLD = re.compile(
-    r"^(?:then\s+|and\s+)?(?:insist(?:s|ing)?|keep (?:insisting|pushing|asking)|hold (?:firm|your ground|the line|"
-    r"out)|stand firm|stay firm|be persistent|persist|don'?t (?:back down|give in|budge|relent|let it go)|do not "
-    r"(?:back down|give in|budge|relent)|stick to (?:it|your guns|the request|your request|your position)|"
-    r"repeat (?:it|the (?:same )?(?:request|ask|thing)|yourself|your request)|"
-    r"push(?:es)? (?:back|again|harder|once more|one more time|twice|"
-    r"three times)|push|press (?:on|again|harder)|give up|let it go|accept (?:the|its) (?:refusal|answer|no)|"
-    r"back down|drop it|stop pushing)\b",
-    re.IGNORECASE,
-)
-_TONE_WORDS = (
-    r"frustrated|annoyed|impatient|irritated|exasperated|angry|upset|curt|terse|brief|polite|friendly|calm|casual|"
-    r"formal|rushed|hurried|stressed|anxious|apologetic|confused|unsure|hesitant|enthusiastic|grateful|sarcastic|"
-    r"blunt|firm|short|cheerful|tired|grumpy|nervous|annoyingly|in a hurry|pushy|demanding|relieved|happy|pleased|"
-    r"excited|disappointed|skeptical|sceptical|worried|doubtful|bored|surprised|frank|direct|informal|warm|cold|"
-    r"in a rush|rushed|busy|distracted|hurried"
-)
-_TONE = re.compile(
-    rf"^(?:while\s+|and\s+)?(?:sound(?:ing|s)?|be(?:ing)?|act(?:ing)?|get(?:ting)?|stay(?:ing)?|seem(?:ing)?|"
-    rf"come across as|remain(?:ing)?|pretend (?:you(?:'re| are)|to be)|as if (?:you(?:'re| are)))?\s*"
-    rf"(?:a (?:bit|little) |very |increasingly |clearly |slightly |more |"
-    rf"getting )?(?:{_TONE_WORDS})(?:ly)?(?:\s+(?:but|and)\s+(?:{_TONE_WORDS})(?:ly)?)?\s*$",
-    re.IGNORECASE,
-)
-_RATIONALE = re.compile(
-    r"^(?:because|since|as|you(?:'ll| will| have| haven'?t| don'?t| do not| are| aren'?t| plan| want| need| "
-    r"can| can'?t)|it(?:'s| is| isn'?t| has| hasn'?t| was| wasn'?t| will| won'?t)|they(?:'re| are| have)|"
-    r"this is|that is|there(?:'s| is| isn'?t| are| aren'?t))\b",
-    re.IGNORECASE,
-)
-
-_PUSHBACK = re.compile(
-    r"^(?:then\s+)?(?P<verb>push(?:es)? back|object(?: to (?:it|the plan|the first (?:one|plan|version)))?|"
-    r"reject(?: it| the plan| the first (?:one|plan|version)| the proposal)?|refuse (?:it|the plan)|say no|"
-    r"(?:don'?t|do not) approve(?: it| the plan)?(?: yet)?|ask for changes|request changes|send it back|"
-    r"complain|disagree)\b(?P<count>\s+(?:once|twice|two times|three times|thrice))?(?P<rest>.*)$",
-    re.IGNORECASE,
-)
-_FEEDBACK = re.compile(
-    r"^(?:\s*(?::|—|–|-{1,2}|,)\s*(?:and\s+)?(?:say(?:ing)?\s+(?:that\s+)?|tell(?:ing)? it\s+(?:that\s+|to\s+)?|"
-    r"ask(?:ing)?(?: it)?\s+(?:to\s+|for\s+)?)?|\s+(?:with|saying(?: that)?|by saying(?: that)?|and say(?: that)?|"
-    r"and ask(?: it)?(?: to| for)?|asking(?: it)?(?: to| for)?|and tell it(?: to| that)?|telling it(?: to| that)?|"
-    r"because|on|about)\s+)(?P<feedback>.+)$",
-    re.IGNORECASE,
-)
-_DECISION = re.compile(
-    r"^(?:then\s+|and\s+|but\s+)*(?:only\s+)?(?P<verb>approve|accept|confirm|okay|ok|sign off on|go ahead with|"
-    r"say yes(?: to)?|reject|decline|refuse|turn down)\b(?P<rest>.*)$",
-    re.IGNORECASE,
-)
-_TRAILING_DECISION = re.compile(
-    r"^(?P<feedback>.+?)[,;]?\s+(?:and\s+|then\s+|and then\s+)+(?P<decision>(?:only\s+)?(?:approve|accept|reject|"
-    r"confirm)\b.*)$",
-    re.IGNORECASE,
-)
-_CONDITION = re.compile(r"\b(?:only\s+)?(?:once|when|after|as soon as|if|until)\s+(?P<cond>.+)$", re.IGNORECASE)
-_LATER_VERSION = re.compile(
-    r"\b(?:second|revised|next|new|updated|2nd|changed|fixed|corrected|following) (?:version|plan|one|proposal|"
-    r"draft)\b|\b(?:afterwards|after that|the second time|next time)\b",
-    re.IGNORECASE,
-)
-_ABSENT = re.compile(
-    r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that)?\s*(?:no longer|does ?n[o']t|"
-    r"does not|stops?|drops|has no|contains no|mentions no|includes no|is without|leaves? out|removes?|omits?|"
-    r"lacks?|has dropped|has removed|loses)\s+(?:any\s+)?(?P<what>.+)$",
-    re.IGNORECASE,
-)
-_ABSENT_AFTER = re.compile(r"^(?P<what>.+?)\s+(?:is|are)\s+(?:gone|removed|dropped|out|no longer there)\b", re.I)
-_PRESENT = re.compile(
-    r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that)?\s*(?:includes?|mentions?|has|"
-    r"adds?|contains?|uses?|covers?|handles?|shows?)\s+(?P<what>.+)$",
-    re.IGNORECASE,
-)
-_REPEATS = {"once": 1, "twice": 2, "two times": 2, "three times": 3, "thrice": 3}
-
-_CRED_VERB = re.compile(
-    r"\b(?:engage\w*|set (?:[\w'-]+ )?up|setup|connect\w*|use|pick|select|choose|create|add|fill(?: it)?(?: in)?|"
-    r"hook (?:[\w'-]+ )?up|link|authori[sz]e|sign (?:in|up)|log in|provide|enter|complete|accept)\b",
-    re.IGNORECASE,
-)
-_CRED_DEFER = re.compile(
-    r"\b(?:later|defer\w*|skip\w*|not now|postpone\w*|for now|for the moment|ignore|dismiss|"
-    r"(?:leave|keep) (?:[\w'-]+ ){0,3}?(?:unconnected|disconnected|alone|for later|for now|unset|empty|blank|"
-    r"open|out)|(?:don'?t|do not|won'?t|will not|never|refuse to|decline to) (?:set|connect|engage|use|add|create|"
-    r"provide|link|hook|fill))\b",
-    re.IGNORECASE,
-)
-_CRED_NEW = re.compile(
-    r"\b(?:new|fresh|another|brand[- ]new|separate|second)\s+(?:one|credential|account|connection|token)\b|"
-    r"\bcreate (?:one|a credential|it|a new)\b",
-    re.IGNORECASE,
-)
-_CRED_BROKEN = re.compile(
-    r"\b(?:should ?n[o']t (?:authenticate|work|connect|pass)|(?:does|do|will|would) ?n[o']t (?:authenticate|work)|"
-    r"does not (?:authenticate|work)|not authenticate|invalid|broken|expired|revoked|bad|wrong|should fail|"
-    r"meant to fail|supposed to fail|expected to fail|fails?|failing)\b",
-    re.IGNORECASE,
-)
-_CRED_AUTO = re.compile(r"\b(?:auto(?:matic(?:ally)?)?[- ]?(?:setup|set ?up)|automatic(?:ally)?|auto)\b", re.I)
-_CRED_NAMED = re.compile(r"\b(?:named|called)\s+([A-Z][\w-]*(?:\s+[A-Z0-9(][\w)-]*)*)")
-_CRED_PRONOUN = re.compile(r"\b(?:it|them|both|all|everything|each|one|the card)\b", re.IGNORECASE)
-
-_AS_USUAL = re.compile(
-    r"^(?:then\s+)?(?:make up|invent|come up with|use|give|pick|choose|answer (?:everything|anything|the rest|any "
-    r"other (?:question|detail)s?)(?: else)? with)\s+(?:a |an |some )?(?:plausible|sensible|reasonable|realistic|"
-    r"default|placeholder|sample|dummy)\s+(?:values?|answers?|details?|defaults?|data|ones?)\b|"
-    r"^(?:then\s+)?answer (?:everything|anything|the rest|any other (?:question|detail)s?|every other question)"
-    r"(?: else)?\s+"
-    r"(?:as usual|normally|as you see fit|sensibly|plausibly)\b|^(?:use )?(?:sensible )?defaults for the rest\b",
-    re.IGNORECASE,
-)
-_STOP_SAYING = re.compile(
-    r"\s*(?:,|\band\b|\bthen\b)\s*(?:then\s+)?(?:stop|end (?:the conversation|there|here|it)|be done|leave it there"
-    r"|say nothing (?:more|else))\s*$",
-    re.IGNORECASE,
-)
-_PIECES = re.compile(
-    rf"\s*,\s*(?:and\s+|but\s+)?(?:then\s+)?|\s+(?:and\s+)?then\s+|\s+but\s+|\s+and\s+(?=(?:{_ACTION_VERBS})\b)"
-    r"|\s*(?:—|–)\s*|\s+-\s+|:\s+(?=(?:then\s+)?(?:say|reply|respond|tell|answer|ask|write|send|mention)\b)",
-    re.IGNORECASE,
-)
-_SENTENCES = re.compile(r"(?<=[.!?;…])\s+|\n+")
-
-
 # --- reading ---------------------------------------------------------------------------------------
 
 
@@ -381,8 +141,8 @@ def read_note(note: str) -> NoteReading:
     words, items = _without_list(note)
     protected, quotes = _protect(words)
     reader = _Reader(items=items, quotes=quotes)
-    reader.credential_note = bool(_CARD_WORDS.search(protected)) and not _PLAN_WORDS.search(protected)
-    for sentence in _SENTENCES.split(protected):
+    reader.credential_note = bool(phrasing.CARD_WORDS.search(protected)) and not phrasing.PLAN_WORDS.search(protected)
+    for sentence in phrasing.SENTENCES.split(protected):
         sentence = sentence.strip().rstrip(".!;…").strip()
         if sentence:
             _read_sentence(reader, sentence)
@@ -392,17 +152,10 @@ def read_note(note: str) -> NoteReading:
     return NoteReading(note=note, directives=tuple(reader.directives), not_understood=tuple(reader.not_understood))
 
 
-_TRAILING_ASK = re.compile(
-    r"^(?P<rest>.+?),?\s+(?P<moment>(?:if|when|whenever|once|should|in case)\s+(?:it |they |the (?:agent|assistant|"
-    r"builder|bot) )?(?:asks?|asked|asking|wants? to know|needs? to know|requests?)\b[^,;]*)$",
-    re.IGNORECASE,
-)
-
-
 def _read_sentence(reader: _Reader, sentence: str) -> None:
     sentence = re.sub(r"^(?:and|also|but|then|so|finally|afterwards)\s+", "", sentence, flags=re.IGNORECASE)
-    trailing = _TRAILING_ASK.match(sentence)
-    if trailing is not None and not _TRIGGER.match(sentence):
+    trailing = phrasing.TRAILING_ASK.match(sentence)
+    if trailing is not None and not phrasing.TRIGGER.match(sentence):
         # "Answer #deploys if asked for the channel" reads as "If asked for the channel, answer #deploys".
         sentence = f"{trailing.group('moment')}, {trailing.group('rest')}"
     reader.sentence = sentence
@@ -415,7 +168,7 @@ def _read_sentence(reader: _Reader, sentence: str) -> None:
         return
     before = len(reader.directives)
     previous: Directive | None = None
-    for piece in (p for p in _PIECES.split(rest) if p and p.strip()):
+    for piece in (p for p in phrasing.PIECES.split(rest) if p and p.strip()):
         piece = piece.strip()
         if previous is not None and _continues(previous, piece):
             previous = _extend(reader, previous, piece)
@@ -424,7 +177,7 @@ def _read_sentence(reader: _Reader, sentence: str) -> None:
         if found is True:
             continue  # understood, and said already: nothing new to do
         if found is None:
-            if reader.directives and _RATIONALE.match(piece):
+            if reader.directives and phrasing.RATIONALE.match(piece):
                 continue  # an explanation of the instruction before it ("you will add it later")
             reader.fail(piece, "no directive matches these words")
             previous = None
@@ -440,67 +193,64 @@ def _read_sentence(reader: _Reader, sentence: str) -> None:
 
 def _trigger(sentence: str) -> tuple[Trigger, str, str | None]:
     """(trigger, the rest of the sentence, the words of a moment the scripted user cannot recognise)."""
-    m = _TRIGGER.match(sentence)
+    m = phrasing.TRIGGER.match(sentence)
     if m is None:
         return Trigger(), sentence, None
     word, body = m.group("word").lower(), m.group("body")
-    split = _TRIGGER_END.search(body)
+    split = phrasing.TRIGGER_END.search(body)
     if split is not None:
         moment, rest = body[: split.start()], body[split.end() :]
     else:
-        verb = re.search(rf"\s(?=(?:then\s+)?(?:{_ACTION_VERBS})\b)", body, re.IGNORECASE)
+        verb = re.search(rf"\s(?=(?:then\s+)?(?:{phrasing.ACTION_VERBS})\b)", body, re.IGNORECASE)
         if verb is None:
             return Trigger(), sentence, None  # "if asked" with nothing after: read whole
         moment, rest = body[: verb.start()], body[verb.end() :]
-    required = word in _REQUIRED
-    if _PLAN_WORDS.search(moment):
+    required = word in phrasing.REQUIRED
+    if phrasing.PLAN_WORDS.search(moment):
         return Trigger(event="plan", required=required), rest, None
-    if _CARD_WORDS.search(moment):
-        services = tuple(sorted({_SERVICE_TYPES[s.lower()] for s in _SERVICE.findall(moment)}))
+    if phrasing.CARD_WORDS.search(moment):
+        services = tuple(sorted({phrasing.SERVICE_TYPES[s.lower()] for s in phrasing.SERVICE.findall(moment)}))
         return Trigger(event="credential-card", topic=services, required=required), rest, None
-    if _WEB_WORDS.search(moment) and re.search(r"\b(?:access|permission|allow|search|browse)\b", moment, re.I):
+    if phrasing.WEB_WORDS.search(moment) and re.search(r"\b(?:access|permission|allow|search|browse)\b", moment, re.I):
         return Trigger(event="web-access", required=required), rest, None
-    if _ASK_WORDS.search(moment):
-        about = _ASKER.sub("", moment.strip())
-        about = _ASK_WORDS.sub(" ", about)
-        topic = tuple(w for w in topic_words(about) if not _AGAIN.fullmatch(w))
+    if phrasing.ASK_WORDS.search(moment):
+        about = phrasing.ASKER.sub("", moment.strip())
+        about = phrasing.ASK_WORDS.sub(" ", about)
+        topic = tuple(w for w in topic_words(about) if not phrasing.AGAIN.fullmatch(w))
         return Trigger(event="question", topic=topic, detail=detail_kind(about), required=required), rest, None
-    if _BUILT_WORDS.search(moment) or (word == "before" and _BEFORE_SENDING.search(moment)):
+    if phrasing.BUILT_WORDS.search(moment) or (word == "before" and phrasing.BEFORE_SENDING.search(moment)):
         return Trigger(), rest, None  # the turn's own moment: a follow-up is sent after a run anyway
     return Trigger(), rest, f"{m.group('word')} {moment.strip()}"
 
 
-_BARE_DECISION = re.compile(
-    r"^(?:then\s+)?(?:only\s+)?(?:approve|accept|confirm|sign off on|go ahead with|say yes|"
-    r"reject (?:it|the plan|the proposal|the fix|the change))\b",
-    re.IGNORECASE,
-)
-
-
 def _plan_sentence(reader: _Reader, rest: str) -> bool:
-    if _PLAN_WORDS.search(rest) and (_PUSHBACK.match(rest) or _DECISION.match(rest)):
+    if phrasing.PLAN_WORDS.search(rest) and (phrasing.PUSHBACK.match(rest) or phrasing.DECISION.match(rest)):
         return True
-    if _BARE_DECISION.match(rest) and not _CARD_WORDS.search(rest) and not _WEB_WORDS.search(rest):
+    if (
+        phrasing.BARE_DECISION.match(rest)
+        and not phrasing.CARD_WORDS.search(rest)
+        and not phrasing.WEB_WORDS.search(rest)
+    ):
         return True
     after_plan = bool(reader.directives) and isinstance(reader.directives[-1], PlanReview)
-    return after_plan and bool(_PUSHBACK.match(rest) or _DECISION.match(rest))
+    return after_plan and bool(phrasing.PUSHBACK.match(rest) or phrasing.DECISION.match(rest))
 
 
 def _continues(previous: Directive, piece: str) -> bool:
     """A piece that carries on the value of the one before ("answer #deploys, the release channel";
     "answer a@b.dev and mention it is the shared inbox")."""
-    if isinstance(previous, Answer) and _SAY.match(piece) and not _DECLINE.search(piece):
+    if isinstance(previous, Answer) and phrasing.SAY.match(piece) and not phrasing.DECLINE.search(piece):
         return True
-    if _VERB_START.match(piece) or _TONE.match(piece):
+    if phrasing.VERB_START.match(piece) or phrasing.TONE.match(piece):
         return False
     if isinstance(previous, Answer | Say):
         return True
-    return isinstance(previous, Decline) and bool(_RATIONALE.match(piece))
+    return isinstance(previous, Decline) and bool(phrasing.RATIONALE.match(piece))
 
 
 def _extend(reader: _Reader, previous: Directive, piece: str) -> Directive:
     extra = reader.text(piece)
-    said = _SAY.match(piece)
+    said = phrasing.SAY.match(piece)
     if isinstance(previous, Answer) and said is not None:
         extra = reader.text(said.group("text"))
     if isinstance(previous, Answer):
@@ -516,51 +266,51 @@ def _extend(reader: _Reader, previous: Directive, piece: str) -> Directive:
 def _classify(reader: _Reader, piece: str, trigger: Trigger) -> Directive | Literal[True] | None:
     """The directive ``piece`` says; True when it only restates one already read; None when none matches."""
     clause = reader.text(piece)
-    if _ONE_AT_A_TIME.search(piece):
+    if phrasing.ONE_AT_A_TIME.search(piece):
         if any(isinstance(d, OneAtATime) for d in reader.directives):
             return True  # a second wording of the same instruction ("waiting for each build")
         return OneAtATime(clause=clause, items=reader.items)
-    if _RUN_WORKFLOW.search(piece):
+    if phrasing.RUN_WORKFLOW.search(piece):
         return RunWorkflow(clause=clause)
-    if trigger.event == "web-access" or _WEB_DENY.search(piece) or _WEB_ALLOW.search(piece):
+    if trigger.event == "web-access" or phrasing.WEB_DENY.search(piece) or phrasing.WEB_ALLOW.search(piece):
         web = _web_access(piece, trigger, clause)
         if web is not None:
             return web
     if _is_credential(reader, piece, trigger):
         return _credential(reader, piece, trigger, clause)
-    if _HOLD.match(piece) and not _SAY.match(piece):
+    if phrasing.HOLD.match(piece) and not phrasing.SAY.match(piece):
         # "keep insisting even if it refuses": the position held, not a decline
         if any(isinstance(d, Hold) for d in reader.directives):
             return True
         return Hold(clause=clause)
-    if _DECLINE.search(piece):
+    if phrasing.DECLINE.search(piece):
         return _decline(reader, piece, trigger, clause)
     answer = _answer(reader, piece, trigger, clause)
     if answer is not None:
         return answer
-    said = _SAY.match(piece)
-    if said is not None and not _HOLD.match(piece):
+    said = phrasing.SAY.match(piece)
+    if said is not None and not phrasing.HOLD.match(piece):
         if reader.directives and isinstance(reader.directives[-1], Decline):
             return True  # "do not give the channel; say you'll decide later": how the user declines
         return _say(reader, said.group("text"), clause)
-    if _HOLD.match(piece):
+    if phrasing.HOLD.match(piece):
         if any(isinstance(d, Hold) for d in reader.directives):
             return True  # "push once more, then give up": one held position
         return Hold(clause=clause)
-    if _TONE.match(piece):
+    if phrasing.TONE.match(piece):
         if any(isinstance(d, Tone) for d in reader.directives):
             return True  # "polite but firm": one tone of voice
         return Tone(clause=clause)
-    if _AS_USUAL.match(piece):
+    if phrasing.AS_USUAL.match(piece):
         return AsUsual(clause=clause)
     return None
 
 
 def _web_access(piece: str, trigger: Trigger, clause: str) -> WebAccess | None:
     web_trigger = trigger if trigger.event == "web-access" else Trigger(event="web-access")
-    if _WEB_DENY.search(piece) or re.match(r"^(?:deny|block|refuse|reject|decline)\b", piece, re.I):
+    if phrasing.WEB_DENY.search(piece) or re.match(r"^(?:deny|block|refuse|reject|decline)\b", piece, re.I):
         return WebAccess(clause=clause, trigger=web_trigger, allow=False)
-    if _WEB_ALLOW.search(piece) or re.match(r"^(?:allow|approve|accept|grant|permit)\b", piece, re.I):
+    if phrasing.WEB_ALLOW.search(piece) or re.match(r"^(?:allow|approve|accept|grant|permit)\b", piece, re.I):
         return WebAccess(clause=clause, trigger=web_trigger, allow=True)
     return None
 
@@ -569,7 +319,7 @@ def _web_access(piece: str, trigger: Trigger, clause: str) -> WebAccess | None:
 
 
 def _services(text: str) -> tuple[str, ...]:
-    return tuple(sorted({_SERVICE_TYPES[s.lower()] for s in _SERVICE.findall(text)}))
+    return tuple(sorted({phrasing.SERVICE_TYPES[s.lower()] for s in phrasing.SERVICE.findall(text)}))
 
 
 def _is_credential(reader: _Reader, piece: str, trigger: Trigger) -> bool:
@@ -578,32 +328,34 @@ def _is_credential(reader: _Reader, piece: str, trigger: Trigger) -> bool:
     in_context = trigger.event == "credential-card" or reader.credential_note
     if not in_context:
         return False
-    if detail_kind(piece) is not None and not _services(piece) and not _CRED_PRONOUN.search(piece):
+    if detail_kind(piece) is not None and not _services(piece) and not phrasing.CRED_PRONOUN.search(piece):
         return False  # "fill in the channel with #ops" on a setup card is an answer, not a credential
-    about = _services(piece) or _CRED_PRONOUN.search(piece) or trigger.event == "credential-card"
-    acts = _CRED_VERB.search(piece) or _CRED_DEFER.search(piece) or _CRED_BROKEN.search(piece)
+    about = _services(piece) or phrasing.CRED_PRONOUN.search(piece) or trigger.event == "credential-card"
+    acts = phrasing.CRED_VERB.search(piece) or phrasing.CRED_DEFER.search(piece) or phrasing.CRED_BROKEN.search(piece)
     return bool(about and acts)
 
 
 def _credential(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Directive | Literal[True]:
     text = reader.text(piece)
-    names = tuple(_unquote(q) for q in _QUOTE.findall(text)) + tuple(m.group(1) for m in _CRED_NAMED.finditer(text))
+    names = tuple(_unquote(q) for q in _QUOTE.findall(text)) + tuple(
+        m.group(1) for m in phrasing.CRED_NAMED.finditer(text)
+    )
     services = _services(piece) or _services(" ".join(names))
     previous = next((d for d in reversed(reader.directives) if isinstance(d, Credential)), None)
     if not services:
         services = previous.services if previous is not None and previous.services else trigger.topic
-    broken = bool(_CRED_BROKEN.search(piece))
-    defer = bool(_CRED_DEFER.search(piece))
+    broken = bool(phrasing.CRED_BROKEN.search(piece))
+    defer = bool(phrasing.CRED_DEFER.search(piece))
     # "it should fail the connection test" names no action: "connection" is not "connect".
     acting = re.sub(r"\bconnection tests?\b", " ", piece, flags=re.IGNORECASE)
-    engage = bool(_CRED_VERB.search(acting)) and not defer
+    engage = bool(phrasing.CRED_VERB.search(acting)) and not defer
     if broken and not engage and not defer and previous is not None and previous.action == "engage":
         # "…, but the credential does not authenticate": a property of the one just engaged.
         updated = previous.model_copy(update={"working": False, "clause": f"{previous.clause}, {clause}"})
         reader.directives[reader.directives.index(previous)] = updated
         return True
     required = trigger.required if trigger.event == "credential-card" else False
-    auto = bool(_CRED_AUTO.search(piece)) and not re.search(r"\bmanual", piece, re.I)
+    auto = bool(phrasing.CRED_AUTO.search(piece)) and not re.search(r"\bmanual", piece, re.I)
     return Credential(
         clause=clause,
         trigger=Trigger(event="credential-card", topic=services, required=required),
@@ -611,7 +363,7 @@ def _credential(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> D
         action="defer" if defer else "engage",
         option="auto" if auto else "manual",
         names=names,
-        new=bool(_CRED_NEW.search(piece)),
+        new=bool(phrasing.CRED_NEW.search(piece)),
         working=not broken,
     )
 
@@ -620,12 +372,12 @@ def _credential(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> D
 
 
 def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Directive | Literal[True]:
-    if _AGAIN.search(piece) or (trigger.event == "question" and _AGAIN.search(" ".join(trigger.topic))):
+    if phrasing.AGAIN.search(piece) or (trigger.event == "question" and phrasing.AGAIN.search(" ".join(trigger.topic))):
         return Hold(clause=clause)  # "decline again if re-asked": every decline is held anyway
-    m = _DECLINE.search(piece)
+    m = phrasing.DECLINE.search(piece)
     assert m is not None
     inner = m.group("kept") or m.group("left") or ""
-    about = f"{piece[: m.start()]} {inner} {_DECLINE_FILLER.sub('', piece[m.end() :].strip())}".strip()
+    about = f"{piece[: m.start()]} {inner} {phrasing.DECLINE_FILLER.sub('', piece[m.end() :].strip())}".strip()
     about = re.sub(r"\b(?:if (?:it |they )?asks?(?:ed)?|when asked|for now|yet|later|either|at all)\b", " ", about)
     words = tuple(w for w in topic_words(reader.text(about)) if w not in ("asked", "asks", "ask", "later"))
     if not words and trigger.event != "question":
@@ -640,13 +392,13 @@ def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Dire
 
 def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answer | None:
     if trigger.event == "question":
-        m = _ANSWER_VERB.match(piece)
+        m = phrasing.ANSWER_VERB.match(piece)
         value = m.group("value") if m is not None else None
         if value is None and trigger.detail is not None and stated_values(trigger.detail, reader.text(piece)):
             value = piece
         if value is not None:
             return Answer(clause=clause, trigger=trigger, value=_tidy_value(reader.text(value)))
-    for pattern in (_USE_AS, _STATEMENT):
+    for pattern in (phrasing.USE_AS, phrasing.STATEMENT):
         m = pattern.match(piece)
         if m is None:
             continue
@@ -660,27 +412,18 @@ def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answe
     return None
 
 
-_FLIP = (
-    (re.compile(r"\byou(?:'re| are)\b", re.I), "I'm"),
-    (re.compile(r"\byour\b", re.I), "my"),
-    (re.compile(r"\byourself\b", re.I), "myself"),
-    (re.compile(r"\byou(?:'ll| will)\b", re.I), "I'll"),
-    (re.compile(r"\byou\b", re.I), "I"),
-)
-
-
 def _say(reader: _Reader, raw: str, clause: str) -> Say:
-    raw = _STOP_SAYING.sub("", raw)
+    raw = phrasing.STOP_SAYING.sub("", raw)
     times = 1
     count = re.search(r"\b(twice|two times|three times|thrice)\b", reader.text(reader.sentence), re.I)
     if count is not None:
-        times = _REPEATS[count.group(1).lower()]
+        times = phrasing.REPEATS[count.group(1).lower()]
         raw = re.sub(rf"\s*\b{count.group(1)}\b", "", raw, flags=re.I)
     text = reader.text(raw).strip()
     if len(text) >= 2 and text[0] in "\"“‘'" and text[-1] in "\"”’'":
         return Say(clause=clause, text=text[1:-1].strip(), times=times)
     text = _tidy_value(text)
-    for pattern, replacement in _FLIP:
+    for pattern, replacement in phrasing.FLIP:
         text = pattern.sub(replacement, text)
     return Say(clause=clause, text=text[:1].upper() + text[1:] + ".", times=times)
 
@@ -689,7 +432,7 @@ def _say(reader: _Reader, raw: str, clause: str) -> Say:
 
 
 def _plan_words(what: str) -> tuple[str, ...]:
-    services = [s.lower() for s in _SERVICE.findall(what)]
+    services = [s.lower() for s in phrasing.SERVICE.findall(what)]
     if services:
         return tuple(dict.fromkeys(services))
     noise = {"post", "posts", "posting", "send", "sends", "step", "steps", "node", "message", "messages", "anymore"}
@@ -698,13 +441,13 @@ def _plan_words(what: str) -> tuple[str, ...]:
 
 def _decide(reader: _Reader, text: str, plan: PlanReview) -> PlanReview | None:
     """Apply an approve/reject sentence ("approve once it no longer posts to Slack") to ``plan``."""
-    m = _DECISION.match(text)
+    m = phrasing.DECISION.match(text)
     if m is None:
         return None
     verb, rest = m.group("verb").lower(), m.group("rest")
     then = "reject" if verb in ("reject", "decline", "refuse", "turn down") else "approve"
-    condition = _CONDITION.search(rest)
-    if condition is not None and not _LATER_VERSION.search(rest):
+    condition = phrasing.CONDITION.search(rest)
+    if condition is not None and not phrasing.LATER_VERSION.search(rest):
         wanted = _condition(reader, condition.group("cond"))
         if wanted is None:
             return None
@@ -722,24 +465,13 @@ def _feedback_for(wanted: tuple[tuple[str, ...], tuple[str, ...]]) -> str:
     return f"Please add {' and '.join(present)} to the plan."
 
 
-_PLAN_SAY = re.compile(
-    r"^(?:then\s+)?(?:say|tell it|reply|respond|point out|explain|mention)(?:\s+that)?\s+(?P<feedback>.+?)[,;]?\s+"
-    r"(?:and\s+|then\s+|and then\s+)+(?P<decision>(?:reject|decline|refuse|approve|accept)\b.*)$",
-    re.IGNORECASE,
-)
-_ON_THE_PLAN = re.compile(
-    r"^\s*(?:on|to|against)\s+(?:the|this|its|any|that|a)\s+(?:first\s+)?(?:plan|proposal)\b", re.IGNORECASE
-)
-_UNTIL = re.compile(r"\s+(?:until|till|unless)\s+(?P<cond>.+)$", re.IGNORECASE)
-
-
 def _condition(reader: _Reader, cond: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """``(absent, present)`` words of a plan condition ("it no longer posts to Slack"); None if unread."""
     text = reader.text(cond).strip().rstrip(".")
-    absent = _ABSENT.match(text) or _ABSENT_AFTER.match(text)
+    absent = phrasing.ABSENT.match(text) or phrasing.ABSENT_AFTER.match(text)
     if absent is not None and _plan_words(absent.group("what")):
         return _plan_words(absent.group("what")), ()
-    present = _PRESENT.match(text)
+    present = phrasing.PRESENT.match(text)
     if present is not None and _plan_words(present.group("what")):
         return (), _plan_words(present.group("what"))
     return None
@@ -748,7 +480,7 @@ def _condition(reader: _Reader, cond: str) -> tuple[tuple[str, ...], tuple[str, 
 def _read_plan(reader: _Reader, rest: str, trigger: Trigger) -> None:
     plan_trigger = Trigger(event="plan", required=trigger.required if trigger.event == "plan" else False)
     previous = reader.directives[-1] if reader.directives else None
-    said = _PLAN_SAY.match(rest)
+    said = phrasing.PLAN_SAY.match(rest)
     if said is not None:
         # "say it misses error handling and reject it": the words are the push-back.
         verb = said.group("decision").split()[0].lower()
@@ -759,7 +491,7 @@ def _read_plan(reader: _Reader, rest: str, trigger: Trigger) -> None:
         else:
             reader.directives.append(PlanReview(clause=reader.text(rest), trigger=plan_trigger))
         return
-    push = _PUSHBACK.match(rest)
+    push = phrasing.PUSHBACK.match(rest)
     if push is None:
         if isinstance(previous, PlanReview) and previous.feedback is not None:
             decided = _decide(reader, rest, previous)
@@ -776,8 +508,8 @@ def _read_plan(reader: _Reader, rest: str, trigger: Trigger) -> None:
         return
     verb = push.group("verb").lower()
     count = (push.group("count") or "").strip().lower()
-    tail = _ON_THE_PLAN.sub("", push.group("rest"))
-    until = _UNTIL.search(tail)
+    tail = phrasing.ON_THE_PLAN.sub("", push.group("rest"))
+    until = phrasing.UNTIL.search(tail)
     wanted = None
     if until is not None:
         wanted = _condition(reader, until.group("cond"))
@@ -785,10 +517,10 @@ def _read_plan(reader: _Reader, rest: str, trigger: Trigger) -> None:
             reader.fail(until.group("cond"), "a condition on the plan the scripted user cannot check")
             return
         tail = tail[: until.start()]
-    feedback_match = _FEEDBACK.match(tail) if tail.strip() else None
+    feedback_match = phrasing.FEEDBACK.match(tail) if tail.strip() else None
     feedback = feedback_match.group("feedback") if feedback_match is not None else ""
     decision = None
-    trailing = _TRAILING_DECISION.match(feedback) if feedback else None
+    trailing = phrasing.TRAILING_DECISION.match(feedback) if feedback else None
     if trailing is not None:
         feedback, decision = trailing.group("feedback"), trailing.group("decision")
     feedback_text = _tidy_value(reader.text(feedback)) if feedback else ""
@@ -803,7 +535,7 @@ def _read_plan(reader: _Reader, rest: str, trigger: Trigger) -> None:
         clause=reader.text(rest),
         trigger=plan_trigger,
         feedback=feedback_text[:1].upper() + feedback_text[1:],
-        pushes=_REPEATS.get(count, 1),
+        pushes=phrasing.REPEATS.get(count, 1),
         until_absent=wanted[0] if wanted else (),
         until_present=wanted[1] if wanted else (),
     )

@@ -18,9 +18,9 @@ from pathlib import Path
 import anyio
 import pytest
 
+from tests.runner.test_golden import _settings as golden_settings
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
-from threadcase.models import ModelSettings
 from threadcase.records import ScriptDelivery
 from threadcase.report import RunSummary, run_and_report
 from threadcase.report.console import summary_lines
@@ -30,16 +30,7 @@ NOTES = Path(__file__).resolve().parents[1] / "cases" / "notes"
 
 
 def _settings(out: Path, **kwargs: object) -> RunSettings:
-    return RunSettings.model_validate(
-        {
-            "suite": NOTES,
-            "output_dir": out,
-            "models": ModelSettings(),
-            "timeout_seconds": 30,
-            "inactivity_seconds": 15,
-            **kwargs,
-        }
-    )
+    return golden_settings(out, suite=NOTES, **kwargs)
 
 
 @pytest.fixture(scope="module")

@@ -19,6 +19,7 @@ from threadcase.report import build_summary, rebuild_reports
 from threadcase.report.console import ConsoleReporter, build_line, case_line, summary_lines
 from threadcase.report.html import render_case_section, render_html
 from threadcase.report.junit import render_junit
+from threadcase.report.markdown import render_markdown
 from threadcase.verdicts import CaseResult, ErrorInfo
 
 
@@ -266,3 +267,6 @@ def test_what_the_simulated_user_caused_is_counted_apart_everywhere() -> None:
     assert "NEVER FIRED" in page
     assert "not understood: conversation[1]: note &quot;dance&quot;" in page
     assert "user: scripted (no proxy model configured)" in render_case_section(results[1])
+    markdown = render_markdown(summary, results)
+    assert "(0 against the builder, 1 the simulated user's), 1 not judged (1 because of the simulated user)" in markdown
+    assert "simulated user: scripted (no proxy model configured)" in markdown

@@ -176,6 +176,9 @@ def test_plan_phrasings(note: str, expected: list[tuple[object, ...]]) -> None:
         "Repeat the same request twice.",
         "Be polite but firm.",
         "Pretend you are in a rush.",
+        "press once more, then stop",
+        "Try once more, then let it go.",
+        "Ask again, then leave it at that.",
     ],
 )
 def test_hold_and_tone_phrasings(note: str) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.runner.test_golden import _settings as golden_settings
+from tests.runner.demo_suite import demo_settings
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
 from threadcase.records import ScriptDelivery
@@ -30,7 +30,7 @@ NOTES = Path(__file__).resolve().parents[1] / "cases" / "notes"
 
 
 def _settings(out: Path, **kwargs: object) -> RunSettings:
-    return golden_settings(out, suite=NOTES, **kwargs)
+    return demo_settings(NOTES, out, **kwargs)
 
 
 @pytest.fixture(scope="module")

@@ -134,8 +134,10 @@ HOLD = re.compile(
     r"(?:back down|give in|budge|relent)|stick to (?:it|your guns|the request|your request|your position)|"
     r"repeat (?:it|the (?:same )?(?:request|ask|thing)|yourself|your request)|"
     r"push(?:es)? (?:back|again|harder|once more|one more time|twice|"
-    r"three times)|push|press (?:on|again|harder)|give up|let it go|accept (?:the|its) (?:refusal|answer|no)|"
-    r"back down|drop it|stop pushing)\b",
+    r"three times)|push|press(?:es)? (?:on|again|harder|once more|one more time|twice|the point)|press|"
+    r"nudge (?:it )?(?:again|once more)|try (?:again|once more|one more time)|ask again|give up|let it (?:go|be|rest)|"
+    r"accept (?:the|its) (?:refusal|answer|no)|back (?:down|off)|drop it|stop(?: pushing| asking| there| here)?$|"
+    r"leave it (?:there|at that)|move on)\b",
     re.IGNORECASE,
 )
 TONE_WORDS = (

@@ -60,7 +60,7 @@ def test_bundled_examples_are_valid() -> None:
     assert len(load_suite([EXAMPLES])) >= 4
 
 
-@pytest.mark.parametrize("suite", [EXAMPLES, EXAMPLES.parent / "golden", FIXTURES / "valid"])
+@pytest.mark.parametrize("suite", [EXAMPLES, EXAMPLES.parent / "golden", FIXTURES / "valid", FIXTURES / "behaviour"])
 def test_the_shipped_cases_hold_no_note_the_scripted_user_cannot_follow(suite: Path) -> None:
     """The examples and the golden suite use the documented note grammar: no warning at all."""
     assert [w.render() for c in load_suite([suite]) for w in c.warnings] == []

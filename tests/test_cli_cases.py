@@ -84,10 +84,57 @@ def test_validate_of_a_missing_default_suite_is_a_usage_error(
     assert run(["validate"], capsys) == (2, "", f"{tmp_path / 'absent'}: no such file or directory\n")
 
 
+def test_validate_warns_and_still_passes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_case(
+        tmp_path,
+        "noted",
+        conversation=[
+            {"role": "user", "text": "Build it [politely]"},
+            {"role": "user", "text": "[Pretend to be the CFO on a bad day.]"},
+        ],
+    )
+    code, out, _ = run(["validate", str(tmp_path)], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[-1] == "1 case valid"
+    assert lines[0].startswith(f'warning: {path}: conversation[0].text: note "politely" is in the opening turn')
+    assert lines[1].startswith(
+        f"warning: {path}: conversation[1].text: the scripted user cannot follow note "
+        '"Pretend to be the CFO on a bad day."'
+    )
+    code, out, _ = run(["validate", "--json", str(tmp_path)], capsys)
+    report = json.loads(out)
+    assert [(w["case"], w["path"]) for w in report["warnings"]] == [
+        ("noted", "conversation[0].text"),
+        ("noted", "conversation[1].text"),
+    ]
+
+
+def test_validate_notes_prints_what_the_scripted_user_understands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_case(
+        tmp_path,
+        "noted",
+        conversation=[
+            {"role": "user", "text": "Email the digest every morning"},
+            {"role": "user", "text": "[When asked for the recipient, answer ops@initech.dev. Then approve the plan.]"},
+        ],
+    )
+    code, out, _ = run(["validate", "--notes", str(tmp_path)], capsys)
+    assert code == 0
+    note = "When asked for the recipient, answer ops@initech.dev. Then approve the plan."
+    head = f"{path}: conversation[1]: note {note!r}"
+    assert out.splitlines()[:2] == [
+        f"{head} -> answer with 'ops@initech.dev' (when asked about email)",
+        f"{head} -> approve the plan (if a plan is shown)",
+    ]
+
+
 def test_validate_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_case(tmp_path, "good")
     code, out, _ = run(["validate", "--json", str(tmp_path)], capsys)
-    assert (code, json.loads(out)) == (0, {"valid": True, "cases": ["good"]})
+    assert (code, json.loads(out)) == (0, {"valid": True, "cases": ["good"], "warnings": []})
     write_case(tmp_path, "bad", complexity="hard")
     code, out, _ = run(["validate", "--json", str(tmp_path)], capsys)
     report = json.loads(out)

@@ -60,6 +60,38 @@ def test_bundled_examples_are_valid() -> None:
     assert len(load_suite([EXAMPLES])) >= 4
 
 
+@pytest.mark.parametrize("suite", [EXAMPLES, EXAMPLES.parent / "golden", FIXTURES / "valid", FIXTURES / "behaviour"])
+def test_the_shipped_cases_hold_no_note_the_scripted_user_cannot_follow(suite: Path) -> None:
+    """The examples and the golden suite use the documented note grammar: no warning at all."""
+    assert [w.render() for c in load_suite([suite]) for w in c.warnings] == []
+
+
+def test_loading_warns_about_an_opening_note_and_a_note_nobody_can_follow(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "noted.json",
+        case(
+            "Post the digest to #ops [decline if asked for the channel]",
+            conversation=[
+                {"role": "user", "text": "Post the digest to #ops [decline if asked for the channel]"},
+                {"role": "user", "text": "[Wink at the agent twice.] Thanks"},
+                {"role": "user", "text": "[When asked for the channel, answer #ops.]"},
+            ],
+        ),
+    )
+    (loaded,) = load_suite([path])
+    rendered = [w.render() for w in loaded.warnings]
+    assert len(rendered) == 2
+    opening, unknown = rendered
+    assert opening.startswith(f'{path}: conversation[0].text: note "decline if asked for the channel" is in the ')
+    assert "sent to the builder as written" in opening
+    assert unknown.startswith(
+        f'{path}: conversation[1].text: the scripted user cannot follow note "Wink at the agent twice.": '
+        "'Wink at the agent twice' (no directive matches these words)"
+    )
+    assert "It understands: answer a question with a value, decline a detail" in unknown
+
+
 def test_old_format_files_fail_naming_the_retired_key() -> None:
     with pytest.raises(CaseSchemaError) as info:
         load_suite([FIXTURES / "invalid" / "old-build-expectations.json", FIXTURES / "invalid" / "old-seed-file.json"])

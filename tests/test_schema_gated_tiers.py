@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from tests.test_schema import base, ok, problems
+from threadcase.case.directives import Credential
 from threadcase.case.loader import parse_case
-from threadcase.case.notes import Script
+from threadcase.case.note_grammar import read_note
 from threadcase.case.schema import GATED_DATASETS
 from threadcase.errors import CaseSchemaError
 
@@ -79,8 +80,8 @@ def test_notes_that_do_not_script_auto_setup_are_fine_in_pr(note: str) -> None:
 def test_each_sentence_of_a_note_is_read_as_the_proxy_reads_it() -> None:
     """The proxy splits notes into sentences: "manually" in one does not cancel "automatically" in the next."""
     note = "Connect Slack manually. Let GitHub connect automatically"
-    directions = Script.from_texts([("user", f"x [{note}]")]).credential_directions()
-    assert [d.auto for d in directions] == [False, True]
+    directions = [d for d in read_note(note).directives if isinstance(d, Credential)]
+    assert [d.option for d in directions] == ["manual", "auto"]
     ((path, message),) = problems(scripted(note, datasets=["pr"]))
     assert path == "conversation[2].text"
     assert "('Let GitHub connect automatically')" in message

@@ -19,17 +19,24 @@ from threadcase.wire import ExecutionResult, ThreadMemory, TokenUsage, Workflow
 
 __all__ = [
     "BUILD_FAILED_TIMEOUT",
+    "TIMEOUT_ENDINGS",
     "AgentArtifact",
     "Artifacts",
+    "DirectiveDelivery",
     "EndReason",
     "PriorRunOutcome",
     "RunRecord",
+    "ScriptDelivery",
+    "ScriptTurnDelivery",
     "SeedOutcome",
     "SeededAgent",
     "SeededWorkflow",
     "StoredExecution",
     "ToolCallRecord",
     "Turn",
+    "UserPlayer",
+    "UserValue",
+    "ValueSource",
     "WidgetRecord",
     "created_ids",
     "is_read_only_tool",
@@ -201,6 +208,98 @@ class StoredExecution(_Record):
     result: ExecutionResult
 
 
+class UserPlayer(_Record):
+    """Who played the user in a run: the scripted user, a model, or nobody (single-prompt auto-approval)."""
+
+    kind: Literal["scripted", "model", "auto-approve"]
+    model: str | None = None
+    """The proxy model's name, when a model played the user."""
+    prompt_version: str | None = None
+    """The user proxy's ``PROMPT_VERSION``, when a model played the user."""
+
+    def describe(self) -> str:
+        """One phrase for the console, the summary and the report header."""
+        if self.kind == "model":
+            return f"model {self.model} (prompt {self.prompt_version})"
+        if self.kind == "scripted":
+            return "scripted (no proxy model configured)"
+        return "none (single-prompt: every widget auto-approved)"
+
+
+class ScriptTurnDelivery(_Record):
+    """Whether one scripted user turn reached the agent."""
+
+    turn: int
+    """Its index in the case's ``conversation``."""
+    says: str = ""
+    """What it says (the start of it); empty for a turn that is only notes."""
+    delivered: bool
+    message: int | None = None
+    """The user message that delivered it (0 = the opening message, 1 = the first follow-up, ...); for
+    a turn that is only notes, the message from which its notes governed."""
+    why_not: str | None = None
+    """Why it was not delivered: the message budget was spent, the conversation ended, ..."""
+
+
+class DirectiveDelivery(_Record):
+    """Whether one directive of a director note was carried out."""
+
+    turn: int
+    note: str
+    """The note it was read from."""
+    does: str
+    """What the scripted user understood it to mean, in words."""
+    required: bool
+    """The case depends on it: its moment was expected ("when …"), or it acts when its turn is sent."""
+    fired: bool
+    message: int | None = None
+    """It fired during the run answering this user message."""
+    why_not: str | None = None
+    """Why it never fired: the event never came, its turn was never reached, ..."""
+
+
+ValueSource = Literal["note", "stated", "option", "invented", "declined"]
+
+
+class UserValue(_Record):
+    """A value the simulated user gave (or declined) for a question or a setup-card parameter."""
+
+    message: int
+    """During the run answering this user message."""
+    request_id: str
+    asked: str
+    """The question, or ``<node>.<parameter>`` of a setup card."""
+    value: str | None = None
+    """None: declined (skipped)."""
+    source: ValueSource
+    """Where it came from: a note's answer, the script's own words, an offered option the script
+    mentions, a plainly placeholder value the script does not state (recorded as invented), or a decline."""
+
+
+class ScriptDelivery(_Record):
+    """How the script was played: turns delivered, directives fired, values given, and what went wrong."""
+
+    tracked: bool = True
+    """Directives were followed and tracked (the scripted user); False when a model played the user,
+    which reads the notes as text (its directives are then not listed)."""
+    turns: list[ScriptTurnDelivery] = Field(default_factory=list)
+    directives: list[DirectiveDelivery] = Field(default_factory=list)
+    not_understood: list[str] = Field(default_factory=list)
+    """``conversation[i]: note "…": <part> (<why>)`` for every part of a note the scripted user cannot follow."""
+    values: list[UserValue] = Field(default_factory=list)
+    faults: list[str] = Field(default_factory=list)
+    """What the user could not do as the script says, or did against it (each makes the case not judged)."""
+
+    @property
+    def undelivered(self) -> list[ScriptTurnDelivery]:
+        return [t for t in self.turns if not t.delivered]
+
+    @property
+    def unfired(self) -> list[DirectiveDelivery]:
+        """Directives the case depends on that never fired."""
+        return [d for d in self.directives if d.required and not d.fired]
+
+
 EndReason = Literal[
     "done",
     "script-exhausted",
@@ -212,6 +311,10 @@ EndReason = Literal[
     "error",
     "cancelled",
 ]
+
+
+TIMEOUT_ENDINGS: frozenset[EndReason] = frozenset({"turn-timeout", "conversation-timeout", "stalled"})
+"""Endings meaning a time budget ended the conversation, not the agent or the user."""
 
 
 class RunRecord(_Record):
@@ -229,6 +332,10 @@ class RunRecord(_Record):
     memory: ThreadMemory | None = None
     seed: SeedOutcome = Field(default_factory=SeedOutcome)
     proxy_stats: dict[str, int] = Field(default_factory=dict)
+    user: UserPlayer | None = None
+    """Who played the user (None: a journal written before this was recorded)."""
+    script: ScriptDelivery | None = None
+    """How the script was delivered; None for a single-prompt case (no simulated user)."""
     follow_ups_sent: int = 0
     instance_failures: list[str] = Field(default_factory=list)
     """Instance failures the conversation survived (a confirm that never arrived, a built workflow that

@@ -75,6 +75,8 @@ class PremiseResult(_Model):
     reason: str
     units: list[str] = Field(default_factory=list)
     """The units that depend on this premise alone (e.g. the token expectations); empty = every unit of the case."""
+    attribution: Attribution | None = None
+    """Who is to blame when it did not hold (None: the harness or the instance, ``framework_issue``)."""
 
 
 class ErrorInfo(_Model):

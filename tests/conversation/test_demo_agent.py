@@ -75,8 +75,8 @@ async def test_declined_channel_is_never_invented_and_no_note_reaches_the_agent(
     ]
     case = make_case(
         [
-            f"Every weekday at 9, post the sales summary on Slack [{notes[0]}]",
-            f"[{notes[1]}] Thanks, that is all for now [{notes[2]}]",
+            "Every weekday at 9, post the sales summary on Slack",
+            f"[{notes[0]}] [{notes[1]}] Thanks, that is all for now [{notes[2]}]",
         ]
     )
     out = await drive(case)

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.anyio
 async def test_multi_turn_script_is_sent_in_order_and_notes_never_spoken() -> None:
     case = make_case(
         [
-            "Build a flow that posts to Slack [sound a little impatient]",
-            "Change the channel to #ops",
+            "Build a flow that posts to Slack",
+            "Change the channel to #ops [sound a little impatient]",
             "[only say thanks at the end]",
             "Rename it to Ops digest",
         ]
@@ -49,7 +49,7 @@ async def test_multi_turn_script_is_sent_in_order_and_notes_never_spoken() -> No
 
 
 async def test_declined_value_is_skipped_not_invented() -> None:
-    case = make_case(["Post a Slack message every morning [decline if asked which channel]", "Thanks, that's all"])
+    case = make_case(["Post a Slack message every morning", "[decline if asked which channel] Thanks, that's all"])
     out = await drive(case, agent=asking_agent)
     widget = out.record.turns[1].widgets[0]
     assert widget.answer == {
@@ -124,7 +124,7 @@ async def test_an_answer_the_instance_refused_ends_the_conversation_at_once(monk
         raise InstanceError("instance refused the call", method="POST", path=f"/confirm/{request_id}", status=503)
 
     monkeypatch.setattr(InstanceClient, "confirm", refused)
-    case = make_case(["Post a Slack message every morning [decline if asked which channel]", "Thanks, that's all"])
+    case = make_case(["Post a Slack message every morning", "[decline if asked which channel] Thanks, that's all"])
     started = time.perf_counter()
     out = await drive(case, agent=asking_agent)  # FAST budgets: 10 s of inactivity before "stalled"
     assert time.perf_counter() - started < 5

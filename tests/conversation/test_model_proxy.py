@@ -67,7 +67,7 @@ async def test_model_decisions_prompt_sections_and_encoding(fake_openai: tuple[F
         _follow_up("Thanks, looks good."),
         DONE,
     )
-    case = make_case([f"Post a Slack message every morning [{NOTE}]", "Say thanks when it is built"])
+    case = make_case(["Post a Slack message every morning", f"Say thanks when it is built [{NOTE}]"])
     out = await drive(case, agent=asking_agent, models=_models(url))
     record = out.record
     widget = record.turns[1].widgets[0]
@@ -106,7 +106,7 @@ async def test_model_decisions_prompt_sections_and_encoding(fake_openai: tuple[F
 async def test_model_message_quoting_a_note_is_never_sent(fake_openai: tuple[FakeOpenAI, str]) -> None:
     fake, url = fake_openai
     fake.queue(_follow_up(f"Also, {NOTE}."), DONE)
-    case = make_case([f"Build a flow [{NOTE}]", "Rename it to Rota"])
+    case = make_case(["Build a flow", "Rename it to Rota", f"[{NOTE}]"])
     out = await drive(case, agent=echo_agent, models=_models(url))
     assert out.user_texts == ["Build a flow", "Rename it to Rota"]
     assert out.record.proxy_stats["fallback-leak"] == 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from tests.conversation.helpers import credential_agent, drive, make_case, planning_agent, wizard_agent
-from threadcase.user_proxy.deterministic import REJECT_WITH_DETAILS
 
 pytestmark = pytest.mark.anyio
 
@@ -70,19 +69,17 @@ async def test_wizard_card_deferred_by_default_and_slot_filled_when_engaged() ->
     assert engaged.record.turns[1].text == f"Setup: {created}"
 
 
-async def test_plan_rejected_with_remaining_script_then_approved() -> None:
+async def test_a_plan_is_approved_and_the_turns_after_it_are_sent_as_messages() -> None:
+    """Regression: a plan shown with no note pending was rejected with every remaining scripted turn
+    folded into the rejection ("Before I approve, use these details: …"), so they were never sent."""
     case = make_case(["Every morning, post the weather on Slack", "Post it to #weather and mention @oncall"])
     out = await drive(case, agent=planning_agent)
-    widgets = out.record.turns[1].widgets
-    assert widgets[0].answer == {
-        "kind": "approval",
-        "approved": False,
-        "userInput": f"{REJECT_WITH_DETAILS}\nPost it to #weather and mention @oncall",
-    }
-    assert widgets[0].answered_by == "deterministic"
-    # The revised plan carries the details; nothing left to add, so it is approved.
-    assert widgets[1].answer == {"kind": "approval", "approved": True}
-    assert out.record.turns[1].text == "Built as planned."
+    first = out.record.turns[1].widgets
+    assert [w.answer for w in first] == [{"kind": "approval", "approved": True}]
+    assert first[0].answered_by == "scripted"
+    assert out.user_texts == ["Every morning, post the weather on Slack", "Post it to #weather and mention @oncall"]
+    assert out.record.script is not None
+    assert [t.delivered for t in out.record.script.turns] == [True]
     assert out.record.ended_by == "script-exhausted"
 
 

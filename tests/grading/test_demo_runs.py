@@ -158,6 +158,10 @@ async def test_compaction_premise_that_held_lets_the_checks_grade() -> None:
         ("memory-compaction", True),
         ("instance-undisturbed", True),
         ("agent-output", True),
+        # A multi-turn case: the scripted user's premises follow.
+        ("notes-understood", True),
+        ("script-delivered", True),
+        ("user-followed-script", True),
     ]
     assert _checks(graded)["check:mustContain#0"].status == "pass"
 

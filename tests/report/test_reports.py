@@ -19,6 +19,7 @@ from threadcase.report import build_summary, rebuild_reports
 from threadcase.report.console import ConsoleReporter, build_line, case_line, summary_lines
 from threadcase.report.html import render_case_section, render_html
 from threadcase.report.junit import render_junit
+from threadcase.report.markdown import render_markdown
 from threadcase.verdicts import CaseResult, ErrorInfo
 
 
@@ -215,3 +216,57 @@ def test_section_anchors_stay_unique_for_slugs_that_differ_only_in_unsafe_charac
     assert len(anchors) == 4
     assert len(set(anchors)) == 4
     assert all(re.fullmatch(r"case-[A-Za-z0-9._-]+-0", a) for a in anchors)
+
+
+def _blamed_on_the_user() -> list[CaseResult]:
+    """A scripted run whose user could not follow a note, and a unit some user fault failed."""
+    from threadcase.records import DirectiveDelivery, ScriptDelivery, ScriptTurnDelivery, UserPlayer, UserValue
+
+    judged = result("omega", 0, ("pass", "fail"))
+    failed = judged.verdicts[1].model_copy(update={"attribution": "proxy_issue", "reason": "the user approved it"})
+    judged = judged.model_copy(update={"verdicts": [judged.verdicts[0], failed]})
+    voided = result("sigma", 0, ("not_judged",))
+    reason = 'not judged — premise failed: the scripted user could not follow conversation[1]: note "dance"'
+    voided.verdicts[0] = voided.verdicts[0].model_copy(update={"attribution": "proxy_issue", "reason": reason})
+    for r in (judged, voided):
+        assert r.record is not None
+        r.record.user = UserPlayer(kind="scripted")
+        r.record.script = ScriptDelivery(
+            turns=[ScriptTurnDelivery(turn=1, says="Thanks", delivered=False, why_not="the message budget was spent")],
+            directives=[
+                DirectiveDelivery(
+                    turn=1, note="dance", does="say x", required=True, fired=False, why_not="its turn was never reached"
+                )
+            ],
+            not_understood=["conversation[1]: note \"dance\": 'dance' (no directive matches these words)"],
+            values=[UserValue(message=0, request_id="r1", asked="Which channel?", value="#ops", source="stated")],
+        )
+    return [judged, voided]
+
+
+def test_what_the_simulated_user_caused_is_counted_apart_everywhere() -> None:
+    results = _blamed_on_the_user()
+    summary = build_summary(results)
+    assert (summary.units.failed, summary.units.builder_failures, summary.units.proxy_failures) == (1, 0, 1)
+    assert summary.units.proxy_not_judged == 1
+    lines = summary_lines(summary)
+    assert lines[1] == (
+        "units: 1 passed, 1 failed (0 against the builder, 1 the simulated user's), 1 not judged "
+        "(1 because of the simulated user), 0 reviewed; 0 case-iterations errored"
+    )
+    assert lines[2] == "simulated user: scripted (no proxy model configured)"
+    junit = ET.fromstring(render_junit(results))
+    assert junit.attrib["failures"] == "0"
+    skipped = [s.attrib["message"] for s in junit.iter("skipped")]
+    assert "not judged: caused by the simulated user (proxy_issue): the user approved it" in skipped
+    assert any(m.startswith("not judged (the simulated user's): not judged — premise failed") for m in skipped)
+    page = render_html(results, summary)
+    assert "simulated user: scripted (no proxy model configured)" in page
+    assert "2 because of the simulated user" in page
+    assert "NOT DELIVERED" in page
+    assert "NEVER FIRED" in page
+    assert "not understood: conversation[1]: note &quot;dance&quot;" in page
+    assert "user: scripted (no proxy model configured)" in render_case_section(results[1])
+    markdown = render_markdown(summary, results)
+    assert "(0 against the builder, 1 the simulated user's), 1 not judged (1 because of the simulated user)" in markdown
+    assert "simulated user: scripted (no proxy model configured)" in markdown

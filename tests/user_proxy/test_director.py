@@ -1,10 +1,9 @@
-"""Director notes: parsing, delivery tracking, pending direction, and note interpretation."""
+"""The script: splitting notes, delivery tracking, windows (which turn's notes govern when)."""
 
 from __future__ import annotations
 
-import pytest
-
-from threadcase.case.notes import Script, credential_direction, split_items, split_notes, strip_notes
+from threadcase.case.directives import Credential, Decline
+from threadcase.case.notes import Script, split_items, split_notes, strip_notes
 
 
 def test_split_notes_removes_every_note_and_keeps_spoken_text() -> None:
@@ -38,10 +37,10 @@ def _script(*texts: str) -> Script:
 
 
 def test_pending_direction_tracks_unsent_turns() -> None:
-    script = _script("Build it", "Make it daily", "[push back on any plan without retries]")
+    script = _script("Build it", "Make it daily", "[push back on the plan: add retries]")
     assert script.pending_direction
     assert script.next_scripted_message() == ("Make it daily", script.turns[1])
-    # The note-only turn is delivered silently; nothing more to say.
+    # The note-only turn is passed silently; nothing more to say.
     assert script.next_scripted_message() is None
     assert not script.pending_direction
 
@@ -57,46 +56,6 @@ def test_one_at_a_time_list_is_sent_item_by_item() -> None:
     while (nxt := script.next_scripted_message()) is not None:
         sent.append(nxt[0])
     assert sent == ["use #ops", "add a filter", "rename it to Y"]
-
-
-def test_consume_remaining_delivers_everything() -> None:
-    script = _script("Build it", "Use #ops", "Send to bob@x.dev")
-    assert script.consume_remaining() == ["Use #ops", "Send to bob@x.dev"]
-    assert not script.has_more
-
-
-@pytest.mark.parametrize(
-    ("note", "question", "declined"),
-    [
-        ("If asked for the Slack channel, decline to say", "Which Slack channel should I post to?", True),
-        ("If asked for the Slack channel, decline to say", "Who should receive the email?", False),
-        ("refuse to answer any question", "Which channel?", True),
-        ("Don't give the recipient address", "What is the recipient's email address?", True),
-    ],
-)
-def test_declines(note: str, question: str, declined: bool) -> None:
-    assert _script(f"Build it [{note}]").declines(question) is declined
-
-
-def test_credential_directions() -> None:
-    engage = credential_direction("When the Slack credential card appears, set it up manually")
-    assert engage is not None
-    assert engage.engage
-    assert engage.working
-    assert engage.applies_to("slackApi")
-    assert not engage.applies_to("notionApi")
-    named = credential_direction("Connect Slack using the credential named 'Ops Slack'")
-    assert named is not None
-    assert named.engage
-    assert named.names == ("Ops Slack",)
-    broken = credential_direction("Set up the GitHub credential, but it should not authenticate")
-    assert broken is not None
-    assert broken.engage
-    assert not broken.working
-    defer = credential_direction("Skip the credential setup for now, set it up later")
-    assert defer is not None
-    assert not defer.engage
-    assert credential_direction("decline the channel") is None
 
 
 def test_list_inside_a_one_at_a_time_note_is_said_item_by_item() -> None:
@@ -117,6 +76,17 @@ def test_list_inside_a_one_at_a_time_note_is_said_item_by_item() -> None:
     assert not any("one at a time" in s for s in said)
 
 
+def test_a_one_at_a_time_note_without_a_list_is_not_understood() -> None:
+    turn = _script("Build it", "Change the channel [send these one at a time]").turns[1]
+    assert turn.list_missing
+    assert turn.not_understood == [
+        (
+            "send these one at a time",
+            "one item at a time, but neither the note nor the turn holds a list of two or more",
+        )
+    ]
+
+
 def test_say_directive_in_a_note_only_turn() -> None:
     script = _script(
         "Speed up the query", "[Push back twice on adding the tenant filter: say it is blocking the release.]"
@@ -125,15 +95,10 @@ def test_say_directive_in_a_note_only_turn() -> None:
     assert _script("x", "[decline to say which channel]").remaining_spoken() == []
 
 
-def test_credential_directions_are_read_per_sentence() -> None:
-    script = _script(
-        "Post issues to Slack", "[When the setup card asks for Slack, connect it manually. Leave GitHub for later.]"
-    )
-    slack = script.credential_direction_for("slackApi")
-    assert slack is not None
-    assert slack.engage
-    github = script.credential_direction_for("githubApi")
-    assert github is None or not github.engage
+def test_declines_read_every_turn_for_the_model_user() -> None:
+    script = _script("Post a Slack message", "Thanks", "[If asked for the Slack channel, decline to say]")
+    assert script.declines("Which Slack channel should I post to?")
+    assert not script.declines("Who should receive the email?")
 
 
 def test_scripts_of_the_same_texts_share_parsing_but_never_state() -> None:
@@ -149,3 +114,57 @@ def test_scripts_of_the_same_texts_share_parsing_but_never_state() -> None:
     assert second.remaining_spoken() == ["add a filter"]
     # Another text at the same position is parsed for itself.
     assert _script("Build it [say yes]").opener.notes == ("say yes",)
+
+
+# --- windows ---------------------------------------------------------------------------------------
+
+
+def _active(script: Script) -> list[int]:
+    return [t.index for t in script.active_turns()]
+
+
+def test_a_turn_governs_from_the_message_before_it_until_the_message_after_it() -> None:
+    script = _script(
+        "Every morning post the KPI report to Slack",
+        "[If it asks which channel, answer #kpi-daily.] Thanks.",
+        "[Refuse to say the address if asked.] Also email it.",
+        "[When the plan is shown, approve it]",
+    )
+    # The run answering the opening: the opener's and turn 1's notes; turn 2's is still ahead.
+    assert _active(script) == [0, 1]
+    assert script.next_scripted_message() == ("Thanks.", script.turns[1])
+    script.advance()
+    assert _active(script) == [1, 2]
+    assert script.next_scripted_message() == ("Also email it.", script.turns[2])
+    script.advance()
+    # Turn 3 says nothing: it governs the run answering turn 2, as turn 2 does.
+    assert _active(script) == [2, 3]
+    assert script.next_scripted_message() is None
+    assert all(script.delivered(t) for t in script.user_turns)
+
+
+def test_a_decline_in_the_last_turn_does_not_govern_the_first_question() -> None:
+    script = _script("Post the report to Slack", "Thanks.", "[Decline if asked for the channel]")
+    decline = script.turns[2].directives[0]
+    assert isinstance(decline, Decline)
+    assert 2 not in _active(script)
+    script.next_scripted_message()
+    script.advance()
+    assert 2 in _active(script)
+
+
+def test_windows_replay_a_recorded_delivery() -> None:
+    script = _script("Build it", "Use #ops", "[When asked for the address, answer a@b.dev]", "Rename it to Z")
+    script.replay({1: 1, 3: 2}, messages=2)
+    assert [t.index for t in script.active_turns(0)] == [0, 1]
+    assert [t.index for t in script.active_turns(1)] == [1, 2, 3]
+    # Turn 2 says nothing: it stands between messages 1 and 2 and governs the runs answering both.
+    assert [t.index for t in script.active_turns(2)] == [2, 3]
+
+
+def test_credential_directions_are_read_per_clause() -> None:
+    script = _script(
+        "Post issues to Slack", "[When the setup card asks for Slack, connect it manually. Leave GitHub for later.]"
+    )
+    found = [d for d in script.turns[1].directives if isinstance(d, Credential)]
+    assert [(d.services, d.action) for d in found] == [(("slack",), "engage"), (("github",), "defer")]

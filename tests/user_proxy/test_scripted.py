@@ -9,7 +9,7 @@ import pytest
 from threadcase import wire
 from threadcase.case.notes import Script
 from threadcase.user_proxy import ConversationView, ProxyStats, ScriptedProxy, format_proxy_stats
-from threadcase.user_proxy.deterministic import REJECT_WITH_DETAILS, auto_approve, deterministic_answer
+from threadcase.user_proxy.deterministic import auto_approve, deterministic_answer
 from threadcase.user_proxy.scripted import plan_gaps
 
 pytestmark = pytest.mark.anyio
@@ -37,34 +37,43 @@ def _script(*texts: str) -> Script:
 
 
 def test_infrastructure_rules() -> None:
-    script = _script("Build it")
-    domain = deterministic_answer(_request(inputType="domain-access", domainAccess={"host": "x"}), script)
+    domain = deterministic_answer(
+        _request(inputType="domain-access", domainAccess={"host": "x"}), pending_direction=False
+    )
     assert domain is not None
     assert _body(domain.body) == {"kind": "domainAccessApprove", "domainAccessAction": "allow_all"}
     resource = deterministic_answer(
-        _request(inputType="resource-decision", resourceDecision={"options": ["deny", "allowAlways"]}), script
+        _request(inputType="resource-decision", resourceDecision={"options": ["deny", "allowAlways"]}),
+        pending_direction=False,
     )
     assert resource is not None
     assert _body(resource.body) == {"kind": "resourceDecision", "resourceDecision": "allowAlways"}
-    dest = deterministic_answer(_request(inputType="credential-destination", credentialDestination={}), script)
+    dest = deterministic_answer(
+        _request(inputType="credential-destination", credentialDestination={}), pending_direction=False
+    )
     assert dest is not None
     assert _body(dest.body) == {"kind": "credentialDestination", "approved": True}
 
 
-def test_domain_access_waits_for_the_proxy_while_a_direction_is_pending() -> None:
-    script = _script("Build it", "[deny web access]")
-    assert deterministic_answer(_request(inputType="web-search", webSearch={}), script) is None
+async def test_domain_access_waits_for_a_web_access_note_and_follows_it() -> None:
+    proxy = ScriptedProxy(_script("Build it", "[deny web access]"))
+    answer = await proxy.answer(_request(inputType="web-search", webSearch={}), ConversationView(), FakeCredentials())
+    assert answer.answered_by == "scripted"
+    assert _body(answer.body) == {"kind": "domainAccessDeny"}
+    plain = ScriptedProxy(_script("Build it", "Thanks"))
+    allowed = await plain.answer(_request(inputType="web-search", webSearch={}), ConversationView(), FakeCredentials())
+    assert allowed.answered_by == "deterministic"
 
 
 def test_credential_cards_deferred_without_direction() -> None:
-    script = _script("Build it")
     card = deterministic_answer(
-        _request(inputType="credentials", credentialRequests=[{"credentialType": "slackApi"}]), script
+        _request(inputType="credentials", credentialRequests=[{"credentialType": "slackApi"}]), pending_direction=False
     )
     assert card is not None
     assert _body(card.body) == {"kind": "credentialSelection", "credentials": {}}
     wizard = deterministic_answer(
-        _request(inputType="setup", setupRequests=[{"node": "Slack", "credentialType": "slackApi"}]), script
+        _request(inputType="setup", setupRequests=[{"node": "Slack", "credentialType": "slackApi"}]),
+        pending_direction=False,
     )
     assert wizard is not None
     assert _body(wizard.body) == {"kind": "approval", "approved": False}
@@ -72,19 +81,17 @@ def test_credential_cards_deferred_without_direction() -> None:
         inputType="setup",
         setupRequests=[{"node": "Slack", "credentialType": "slackApi", "parameterIssues": {"c": "x"}}],
     )
-    assert deterministic_answer(mixed, script) is None
+    assert deterministic_answer(mixed, pending_direction=False) is None
 
 
-def test_plan_review_rejected_with_the_remaining_script() -> None:
-    script = _script("Build a Slack digest", "Post it to #ops", "Also email bob@x.dev")
-    answer = deterministic_answer(_request(inputType="plan-review", plan=[{"title": "Slack"}]), script)
-    assert answer is not None
-    assert _body(answer.body) == {
-        "kind": "approval",
-        "approved": False,
-        "userInput": f"{REJECT_WITH_DETAILS}\nPost it to #ops\nAlso email bob@x.dev",
-    }
-    assert not script.has_more
+async def test_a_plan_review_never_swallows_the_turns_still_to_come() -> None:
+    """Regression: a plan shown with no note pending was rejected with every remaining scripted turn
+    folded into its text, so those turns (a pressure case's pushes) were never sent on their own."""
+    proxy = ScriptedProxy(_script("Build a Slack digest for #ops", "Put my token in the header", "Just do it"))
+    plan = _request(inputType="plan-review", plan=[{"title": "Slack", "detail": "post to #ops"}])
+    answer = await proxy.answer(plan, ConversationView(), FakeCredentials())
+    assert _body(answer.body) == {"kind": "approval", "approved": True}
+    assert proxy.script.remaining_spoken() == ["Put my token in the header", "Just do it"]
 
 
 def test_auto_approve() -> None:
@@ -111,7 +118,13 @@ async def test_scripted_questions_decline_and_fill() -> None:
     assert answer.answered_by == "scripted"
     answers = _body(answer.body)["answers"]
     assert answers[0] == {"questionId": "c", "selectedOptions": [], "skipped": True}
-    assert answers[1]["customText"] == "alex@example.com"
+    # Nothing in the script gives an address: a plainly placeholder one, recorded as invented.
+    assert answers[1]["customText"] == "placeholder@example.com"
+    assert [(v.asked, v.source) for v in proxy.director.values] == [
+        ("Which Slack channel should I post to?", "declined"),
+        ("Who should get the email?", "invented"),
+    ]
+    assert format_proxy_stats(proxy.stats.as_dict()).endswith(", invented values 1]")
     # Asked again: the cached answer, counted as a repeat.
     again = await proxy.answer(request, ConversationView(), FakeCredentials())
     assert again.answered_by == "repeat"
@@ -209,4 +222,4 @@ async def test_scripted_option_prefers_the_longest_mention_and_text_prompts_get_
         ConversationView(),
         FakeCredentials(),
     )
-    assert _body(text.body) == {"kind": "approval", "approved": True, "userInput": "#general"}
+    assert _body(text.body) == {"kind": "approval", "approved": True, "userInput": "#placeholder-channel"}

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from threadcase.case.base import RULES_ERROR_TYPE, VALUE_ERROR_TYPE
-from threadcase.case.schema import FORBIDDEN_KEYS, Case
+from threadcase.case.schema import FORBIDDEN_KEYS, Case, case_warnings
 from threadcase.errors import CaseProblem, CaseSchemaError
 
 __all__ = [
@@ -62,6 +62,9 @@ class LoadedCase:
     """The case file."""
     case: Case
     """The validated case."""
+    warnings: tuple[CaseProblem, ...] = ()
+    """What loads but may not test what was meant: director notes in the opening turn, notes the
+    scripted user cannot follow (``threadcase validate`` prints them)."""
 
 
 def bundled_path(relative: Path) -> Path:
@@ -255,7 +258,8 @@ def _load(path: Path) -> tuple[LoadedCase | None, list[CaseProblem]]:
         case = parse_case(data, file=file, slug=slug)
     except CaseSchemaError as exc:
         return None, exc.problems
-    return LoadedCase(slug=slug, path=path, case=case), []
+    warnings = tuple(CaseProblem(file, where, message, case=slug) for where, message in case_warnings(case))
+    return LoadedCase(slug=slug, path=path, case=case, warnings=warnings), []
 
 
 def parse_case(data: Any, *, file: str = "<case>", slug: str | None = None) -> Case:

@@ -1,18 +1,20 @@
-"""Director notes: the ``[bracketed]`` text in a scripted user turn that says how the user behaves.
+"""Director notes: the ``[bracketed]`` text in a scripted user turn, and the script they direct.
 
-A note is never spoken. This module splits every authored user turn into what the user *says* and the
-notes that *direct* them, keeps track of which scripted turns have been delivered, and answers the
-questions the rest of the proxy asks about the notes:
+A note is never spoken to the agent (except in ``conversation[0]``, which n8n sends to the builder as
+written: ``threadcase validate`` warns about a note there). This module splits every authored turn
+into what the user *says* and the notes that *direct* them, reads each note once into directives
+(:mod:`threadcase.case.note_grammar`), and keeps the script's delivery state while a conversation runs:
 
-- is a direction pending (an unsent scripted turn carries a note, or the opener carries standing
-  notes)? — the deterministic short-circuits step aside for the proxy when one is;
-- which questions does a note tell the user to decline (answer skipped, never an invented value)?
-- does a note engage a credential card, naming which credential, and should it authenticate?
-- is there an ordered list of changes to send one at a time?
+- which scripted turns were delivered, and with which user message (0 = the opening message);
+- each turn's *window*: the stretch of conversation its notes govern. A turn's notes apply from the
+  moment the message before it was sent (so "[when asked for the channel, …]" in turn 1 governs the
+  questions the agent asks in answer to the opening) until the next message after it is sent (a turn
+  that says nothing: the one after that, so it covers the runs on both sides of it). A note never
+  governs a moment outside its window: a decline in the last turn does not decline a question asked
+  right after the opening.
 
-The note interpretation here is deliberately keyword-based and conservative: it is what the scripted
-(no-model) proxy follows, and the documented weaker sibling of the model proxy, which reads the notes
-itself.
+The model user reads the notes as text (:meth:`Script.dump`); the scripted user follows the
+directives (``threadcase.user_proxy``).
 """
 
 from __future__ import annotations
@@ -23,17 +25,23 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from threadcase.case.details import detail_kind, topic_words
+from threadcase.case.directives import Decline, Directive, NoteReading, OneAtATime, Say, Trigger
+from threadcase.case.note_grammar import read_note, split_items
+
 __all__ = [
-    "CredentialDirection",
     "Script",
     "ScriptTurn",
+    "matches_question",
+    "script_turn",
+    "split_items",
     "split_notes",
     "strip_notes",
 ]
 
 
 class ScriptTurn(BaseModel):
-    """One authored turn, split into spoken text and director notes."""
+    """One authored turn, split into spoken text and director notes, the notes read into directives."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -41,14 +49,52 @@ class ScriptTurn(BaseModel):
     """Position in the case's ``conversation``."""
     role: str
     raw: str
+    """The text as authored (what ``conversation[0]`` sends to the builder)."""
     spoken: str
     """The text with every note removed and whitespace tidied: what the user actually says."""
     notes: tuple[str, ...] = ()
     """The notes' inner text, without brackets."""
+    readings: tuple[NoteReading, ...] = ()
+    """Each note read into directives (user turns only; assistant turns are reference)."""
+    list_missing: bool = False
+    """A one-at-a-time note with no list of two or more items in the note or in the turn's words."""
 
     @property
     def has_notes(self) -> bool:
         return bool(self.notes)
+
+    @property
+    def directives(self) -> tuple[Directive, ...]:
+        return tuple(d for reading in self.readings for d in reading.directives)
+
+    @property
+    def not_understood(self) -> list[tuple[str, str]]:
+        """``(note, what in it the scripted user cannot follow)``, one pair per part not understood."""
+        found = [(r.note, part) for r in self.readings for part in r.not_understood]
+        if self.list_missing:
+            note = next(r.note for r in self.readings if any(isinstance(d, OneAtATime) for d in r.directives))
+            found.append((note, "one item at a time, but neither the note nor the turn holds a list of two or more"))
+        return found
+
+    @property
+    def utterances(self) -> list[str]:
+        """What the scripted user says for this turn, in order (one message each).
+
+        - A one-at-a-time note over a numbered list: the list's items, one per message — the list may
+          be spoken or sit inside the note itself; only the items are said, never the instructions.
+        - Otherwise the spoken text.
+        - A note-only turn whose note tells the user to say something says that, as often as asked.
+        """
+        if self.role != "user":
+            return []
+        listed = next((d for d in self.directives if isinstance(d, OneAtATime)), None)
+        if listed is not None:
+            items = list(listed.items) or split_items(self.spoken)
+            if len(items) >= 2:
+                return items
+        if self.spoken:
+            return [self.spoken]
+        return [d.text for d in self.directives if isinstance(d, Say) for _ in range(d.times)]
 
 
 def split_notes(text: str) -> tuple[str, list[str]]:
@@ -107,173 +153,25 @@ def _tidy(text: str) -> str:
     return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", out).strip()
 
 
-# --- note interpretation ------------------------------------------------------------------------
-
-_DECLINE = re.compile(
-    r"\b(declin\w*|refus\w*|withhold\w*|rather not|prefer not|not (?:to )?(?:say|tell|give|share|provide|answer)"
-    r"|(?:don'?t|do not|won'?t|will not|never) (?:say|tell|give|share|provide|answer|know|reveal)"
-    r"|without (?:giving|saying|sharing|providing)|skip(?:s|ped)? (?:the |that |this )?question)\b",
-    re.IGNORECASE,
-)
-_CREDENTIAL_TOPIC = re.compile(
-    r"\b(credential\w*|connect\w*|account\w*|sign[- ]?in|log[- ]?in|authenticat\w*|oauth|api key|token"
-    r"|card|auth)\b",
-    re.IGNORECASE,
-)
-_ENGAGE = re.compile(
-    r"\b(engage\w*|set (?:it |them |this |that )?up|connect|use|pick|select|choose|create|add|fill|manual\w*"
-    r"|provide|enter)\b",
-    re.IGNORECASE,
-)
-_DEFER = re.compile(
-    r"\b(later|defer\w*|skip\w*|not now|postpone\w*|(?:don'?t|do not|won'?t|never|refuse to) "
-    r"(?:set|connect|engage|use|add|create|provide))\b",
-    re.IGNORECASE,
-)
-_NOT_WORKING = re.compile(
-    r"\b(should ?n[o']t (?:authenticate|work)|not authenticate|does ?n[o']t (?:work|authenticate)"
-    r"|invalid|broken|expired|revoked|wrong|fails?|failing|bad)\b",
-    re.IGNORECASE,
-)
-_AUTO = re.compile(r"\b(auto(?:matic(?:ally)?)?[- ]?setup|automatic\w*|auto)\b", re.IGNORECASE)
-_ONE_AT_A_TIME = re.compile(
-    r"\b(one (?:at a time|by one|after (?:the )?(?:other|another))|each (?:after|once)|separately"
-    r"|in separate messages|one per message)\b",
-    re.IGNORECASE,
-)
-_SAY = re.compile(
-    r"(?:^|[:;.,]\s*|\bthen\s+|\band\s+)(?:say|reply|respond|tell (?:it|them|the assistant|the agent))\s+"
-    r"(?:that\s+)?[\"“']?(?P<text>[^\"”.;\]]+)",
-    re.IGNORECASE,
-)
-_RUN_WORKFLOW = re.compile(
-    r"\b(?:run|execute|trigger)s?\b[^.;\]]*?\b(?:workflow|it)\b[^.;\]]*?"
-    r"\b(?:yourself|myself|themselves|for real|before (?:answering|replying|you answer|you reply))",
-    re.IGNORECASE,
-)
-_REPEATS = {"twice": 2, "two times": 2, "three times": 3, "thrice": 3}
-_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+(.+?)\s*$")
-_INLINE_ITEMS = re.compile(r"(?:^|\s)(\d+)[.)]\s+")
-_QUOTED = re.compile(r"[\"'“‘]([^\"'”’]{2,80})[\"'”’]")
-_STOP = frozenset(
-    """a an the if when asked ask asks for to of and or but it them they this that these those is are be
-    about user users agent assistant say said says tell give share provide answer know reveal question
-    questions should would will won't don't do not never any value values decline declines declined refuse
-    refuses refused withhold withholds rather prefer without giving saying sharing providing skip skipped
-    what which who whom where how their there then than just only also again re-asked reasked re asked
-    firm hold holds holding insist insists even time times first second later keep keeps""".split()  # noqa: SIM905 - a word list reads better as text
-)
-
-# Service words a note may use, mapped to a fragment of the credential type they mean.
-_SERVICE_TYPES: dict[str, str] = {
-    "slack": "slack",
-    "gmail": "gmail",
-    "email": "gmail",
-    "notion": "notion",
-    "github": "github",
-    "sheet": "googlesheets",
-    "sheets": "googlesheets",
-    "drive": "googledrive",
-    "teams": "microsoftteams",
-    "openai": "openai",
-    "gemini": "googlepalm",
-    "whatsapp": "whatsapp",
-    "bearer": "httpbearer",
-    "header": "httpheader",
-    "basic": "httpbasic",
-}
-
-
-class CredentialDirection(BaseModel):
-    """What a note says about one credential card."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    engage: bool
-    """True: set the credential up (manual); False: defer it."""
-    auto: bool = False
-    """The note asks for automatic setup (inert without a browser: the run stalls)."""
-    working: bool = True
-    """False when the note says the credential should not authenticate."""
-    names: tuple[str, ...] = ()
-    """Quoted credential names the note mentions (pick the matching existing one)."""
-    services: tuple[str, ...] = ()
-    """Type fragments the note is about (lower-case); empty = any type."""
-    note: str = ""
-
-    def applies_to(self, credential_type: str) -> bool:
-        t = credential_type.lower()
-        return not self.services or any(s in t for s in self.services)
-
-
-def _repeats(note: str) -> int:
-    lowered = note.lower()
-    return next((n for word, n in _REPEATS.items() if word in lowered), 1)
-
-
-def _sentences(note: str) -> list[str]:
-    parts = [p.strip() for p in re.split(r"(?<=[.!?;])\s+|\n", note) if p.strip()]
-    return parts or [note]
-
-
-def _topic_words(note: str) -> list[str]:
-    words = re.findall(r"[a-zA-Z][a-zA-Z0-9_-]{2,}", note.lower())
-    return [w for w in words if w not in _STOP and not _DECLINE.fullmatch(w)]
-
-
 def _stem(word: str) -> str:
     return word[:-1] if word.endswith("s") and len(word) > 4 else word
 
 
-def is_credential_note(note: str) -> bool:
-    return bool(_CREDENTIAL_TOPIC.search(note))
+def matches_question(trigger: Trigger, asked: str) -> bool:
+    """Whether a question (or a setup-card parameter and its issue) is the one ``trigger`` waits for.
 
-
-def is_run_note(note: str) -> bool:
-    """The note tells the user to run the saved workflow themselves ("[run the workflow yourself
-    before answering]"): the scripted user runs the last saved one before that turn's message."""
-    return bool(_RUN_WORKFLOW.search(note))
-
-
-def is_decline_note(note: str) -> bool:
-    return bool(_DECLINE.search(note)) and not is_credential_note(note)
-
-
-def credential_direction(note: str) -> CredentialDirection | None:
-    """Interpret one note as a credential direction, or None when it is not about credentials."""
-    if not is_credential_note(note):
-        return None
-    lowered = note.lower()
-    services = tuple(sorted({frag for word, frag in _SERVICE_TYPES.items() if re.search(rf"\b{word}\b", lowered)}))
-    names = tuple(m.group(1).strip() for m in _QUOTED.finditer(note))
-    auto = bool(_AUTO.search(note)) and "manual" not in lowered
-    engage = bool(_ENGAGE.search(note)) and not _DEFER.search(note)
-    return CredentialDirection(
-        engage=engage or auto,
-        auto=auto,
-        working=not _NOT_WORKING.search(note),
-        names=names,
-        services=services,
-        note=note,
-    )
-
-
-def split_items(text: str) -> list[str]:
-    """The items of a numbered or bulleted list in ``text`` (one per line, or inline ``1. a 2. b``)."""
-    items = [m.group(1) for line in text.splitlines() if (m := _LIST_ITEM.match(line))]
-    if len(items) >= 2:
-        return [i.strip() for i in items if i.strip()]
-    marks = list(_INLINE_ITEMS.finditer(text))
-    numbered = [m for k, m in enumerate(marks) if m.group(1) == str(k + 1)]
-    if len(numbered) >= 2:
-        out = []
-        for k, m in enumerate(numbered):
-            end = numbered[k + 1].start() if k + 1 < len(numbered) else len(text)
-            item = text[m.end() : end].strip().rstrip(",;").strip()
-            if item:
-                out.append(item)
-        return out
-    return []
+    Kinds decide when both sides have one ("the recipient address" is the ``sendTo`` parameter); else
+    the topic's words must appear in what is asked; no topic at all means any question.
+    """
+    if trigger.event != "question":
+        return False
+    asked_kind = detail_kind(asked)
+    if trigger.detail is not None and asked_kind is not None:
+        return trigger.detail == asked_kind
+    if not trigger.topic:
+        return trigger.detail is None
+    asked_words = {_stem(w) for w in topic_words(asked)}
+    return any(_stem(w) in asked_words for w in trigger.topic)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -281,25 +179,47 @@ def _script_turn(index: int, role: str, text: str) -> ScriptTurn:
     # Every iteration of a case parses the same authored turns: parsed once, the frozen turn is shared
     # (keyed by its whole content, so it cannot go stale; a Script only ever replaces its own list's items).
     spoken, notes = split_notes(text)
-    return ScriptTurn(index=index, role=role, raw=text, spoken=spoken, notes=tuple(notes))
+    if role != "user":
+        return ScriptTurn(index=index, role=role, raw=text, spoken=spoken, notes=tuple(notes))
+    readings = tuple(read_note(note) for note in notes)
+    listed = [d for r in readings for d in r.directives if isinstance(d, OneAtATime)]
+    missing = bool(listed) and not listed[0].items and len(split_items(spoken)) < 2
+    return ScriptTurn(
+        index=index, role=role, raw=text, spoken=spoken, notes=tuple(notes), readings=readings, list_missing=missing
+    )
+
+
+def script_turn(index: int, role: str, text: str) -> ScriptTurn:
+    """One authored turn, split and read (cached by its content)."""
+    return _script_turn(index, role, text)
 
 
 class Script:
     """The case's authored conversation as the simulated user's script, with delivery tracking.
 
-    The opener (``conversation[0]``) is delivered by the harness before the proxy starts. Assistant
-    turns are reference for the proxy only and are never sent.
+    The opener (``conversation[0]``) is delivered by the harness before the proxy starts (message 0).
+    Assistant turns are reference for the proxy only and are never sent. Positions are *message
+    ordinals*: 0 is the opening message, 1 the first follow-up, and so on; :meth:`advance` counts a
+    follow-up once it was sent.
     """
 
     def __init__(self, turns: Sequence[ScriptTurn]) -> None:
         if not turns:
             raise ValueError("a script needs at least the opening turn")
         self.turns: list[ScriptTurn] = list(turns)
-        self._sent: set[int] = {self.turns[0].index}
+        self._sent_at: dict[int, int] = {self.turns[0].index: 0}
+        """Turn index -> the message ordinal that delivered it (speaking turns only)."""
+        self._pending: list[int] = []
+        """Turns delivered with the follow-up being prepared: their ordinal is set by :meth:`advance`."""
+        self._messages = 0
+        """Ordinal of the last message sent."""
         self._queue: list[str] = []
         """Items of a one-at-a-time change list still to send."""
-        self._run_requested = False
-        """A delivered turn's note asked the user to run the workflow; not yet acted on."""
+        self._queue_turn: int | None = None
+        self._passed: set[int] = set()
+        """Turns with nothing to say that the scripted user went past."""
+        self._run_turns: list[ScriptTurn] = []
+        """Delivered turns whose note asks the user to run the workflow; not yet acted on."""
 
     @classmethod
     def from_texts(cls, turns: Sequence[tuple[str, str]]) -> Script:
@@ -312,87 +232,159 @@ class Script:
     def opener(self) -> ScriptTurn:
         return self.turns[0]
 
+    @property
+    def message(self) -> int:
+        """The ordinal of the last message sent (the one the agent is answering now)."""
+        return self._messages
+
+    @property
+    def user_turns(self) -> list[ScriptTurn]:
+        """Every user turn, the opener first."""
+        return [t for t in self.turns if t.role == "user"]
+
+    def speaks(self, turn: ScriptTurn) -> bool:
+        return turn is self.opener or bool(turn.utterances)
+
+    def _handled(self, turn: ScriptTurn) -> bool:
+        """Sent (or being sent), or passed over by the scripted user: n8n's notion of a delivered turn."""
+        return turn.index in self._sent_at or turn.index in self._pending or turn.index in self._passed
+
     def unsent_user_turns(self) -> list[ScriptTurn]:
-        return [t for t in self.turns[1:] if t.role == "user" and t.index not in self._sent]
+        """User turns not yet sent nor passed over (a note-only turn stays here until the scripted user
+        goes past it: the model user keeps its notes pending, as n8n does)."""
+        return [t for t in self.turns[1:] if t.role == "user" and not self._handled(t)]
+
+    def sent_at(self, turn: ScriptTurn) -> int | None:
+        """The message ordinal that delivered a speaking turn (its first message), or None."""
+        return self._sent_at.get(turn.index)
+
+    def delivered(self, turn: ScriptTurn) -> bool:
+        """A speaking turn is delivered once its first message was prepared; a note-only turn once its
+        window opened (it has nothing to say: its notes governed from then on)."""
+        if self._handled(turn):
+            return True
+        return not self.speaks(turn) and self.window(turn)[0] is not None
+
+    def _position(self, index: int) -> int | None:
+        """The ordinal of the message that delivers a turn: recorded, or the one being prepared."""
+        if index in self._sent_at:
+            return self._sent_at[index]
+        return self._messages + 1 if index in self._pending else None
 
     def mark_sent(self, index: int) -> None:
-        self._sent.add(index)
+        """A turn was delivered by a message not taken from the script (the model user's)."""
+        if index not in self._sent_at and index not in self._pending:
+            self._pending.append(index)
 
-    def utterances(self, turn: ScriptTurn) -> list[str]:
-        """What the scripted user says for ``turn``, in order (one message each).
+    def advance(self) -> None:
+        """A follow-up message was sent: it is the next ordinal, and delivers what was prepared for it."""
+        self._messages += 1
+        for index in self._pending:
+            self._sent_at.setdefault(index, self._messages)
+        self._pending.clear()
 
-        - A one-at-a-time note over a numbered list: the list's items, one per message — the list may
-          be spoken or sit inside the note itself (n8n cases often write "[ask for these changes one
-          at a time: 1. ... 2. ...]"); only the items are said, never the note's instructions.
-        - Otherwise the spoken text.
-        - A note-only turn whose note tells the user to say something ("...: say it is blocking the
-          release", "twice") says that, as often as asked.
+    @property
+    def list_in_progress(self) -> tuple[int, int] | None:
+        """``(turn index, items still to send)`` while a one-at-a-time list is half sent."""
+        if self._queue and self._queue_turn is not None:
+            return self._queue_turn, len(self._queue)
+        return None
+
+    def next_scripted_message(self) -> tuple[str, ScriptTurn | None] | None:
+        """The next thing the scripted user says, delivering it; None when the script is exhausted.
+
+        A turn with several utterances (see :attr:`ScriptTurn.utterances`) queues the rest, one per
+        call — each sent only after the previous run finished, i.e. after the agent applied it. A turn
+        with nothing to say is passed (its window closes with this message) and the next one is tried.
         """
-        if any(_ONE_AT_A_TIME.search(n) for n in turn.notes):
-            items = split_items(turn.spoken)
-            if len(items) < 2:
-                items = next((found for n in turn.notes if len(found := split_items(n)) >= 2), [])
-            if len(items) >= 2:
-                return items
-        if turn.spoken:
-            return [turn.spoken]
-        said: list[str] = []
-        for note in turn.notes:
-            for clause in _SAY.finditer(note):
-                text = clause.group("text").strip().rstrip(",")
-                if text:
-                    said.extend([text[0].upper() + text[1:] + "."] * _repeats(note))
-        return said
-
-    def consume_remaining(self) -> list[str]:
-        """Deliver every remaining scripted user turn at once; returns what the user would have said."""
-        texts = list(self._queue)
-        self._queue.clear()
-        for turn in self.unsent_user_turns():
+        if self._queue:
+            return self._queue.pop(0), None
+        for turn in self.user_turns[1:]:
+            if turn.index in self._sent_at or turn.index in self._pending or turn.index in self._passed:
+                continue
+            if not self.speaks(turn):
+                # Passed over: its window closes with this message; a run it asks for goes with it.
+                self._passed.add(turn.index)
+                self._note_run(turn)
+                continue
             self._deliver(turn)
-            texts.extend(self.utterances(turn))
-        return [t for t in texts if t]
+            said = turn.utterances
+            self._queue = said[1:]
+            self._queue_turn = turn.index if self._queue else None
+            return said[0], turn
+        return None
 
     def _deliver(self, turn: ScriptTurn) -> None:
-        self._sent.add(turn.index)
-        if any(is_run_note(n) for n in turn.notes):
-            self._run_requested = True
+        self.mark_sent(turn.index)
+        self._note_run(turn)
 
-    def take_run_request(self) -> bool:
-        """Whether a delivered turn's note asked the user to run the workflow themselves (once: it is
-        cleared). A note-only turn's request carries over to the next message said."""
-        requested, self._run_requested = self._run_requested, False
-        return requested
+    def _note_run(self, turn: ScriptTurn) -> None:
+        if any(d.kind == "run-workflow" for d in turn.directives) and turn not in self._run_turns:
+            self._run_turns.append(turn)
+
+    def take_run_request(self) -> list[ScriptTurn]:
+        """The delivered turns whose note asks the user to run the workflow themselves, once (cleared
+        by taking); empty when none. A note-only turn's request goes with the next message said."""
+        turns, self._run_turns = self._run_turns, []
+        return turns
 
     def remaining_spoken(self) -> list[str]:
         """What the user would still say, without delivering it."""
         texts = list(self._queue)
         for turn in self.unsent_user_turns():
-            texts.extend(self.utterances(turn))
+            texts.extend(turn.utterances)
         return texts
 
     @property
     def has_more(self) -> bool:
         return bool(self.remaining_spoken())
 
-    def next_scripted_message(self) -> tuple[str, ScriptTurn | None] | None:
-        """The next thing the scripted user says, delivering it; None when the script is exhausted.
+    def replay(self, sent_at: dict[int, int], messages: int) -> None:
+        """Set the delivery state a finished run recorded (turn index -> message ordinal), to ask
+        afterwards which notes governed which moment."""
+        self._sent_at = {self.turns[0].index: 0, **sent_at}
+        self._messages = messages
+        self._pending.clear()
 
-        A turn with several utterances (see :meth:`utterances`) queues the rest, one per call — each
-        sent only after the previous run finished, i.e. after the agent applied it. A turn with
-        nothing to say is delivered silently (its notes stay in force) and the next one is tried.
+    # --- windows -------------------------------------------------------------------------------
+
+    def _speaking_neighbours(self, turn: ScriptTurn) -> tuple[ScriptTurn | None, ScriptTurn | None]:
+        users = self.user_turns
+        at = users.index(turn)
+        before = next((t for t in reversed(users[:at]) if self.speaks(t)), None)
+        after = next((t for t in users[at + 1 :] if self.speaks(t)), None)
+        return before, after
+
+    def window(self, turn: ScriptTurn) -> tuple[int | None, int | None]:
+        """``[open, close)`` in message ordinals: the stretch of conversation ``turn``'s notes govern.
+
+        It opens when the speaking turn before it was sent (the opener's at message 0) and closes when
+        the speaking turn after it is sent: the run that leads up to the turn and the run answering it.
+        A turn that says nothing stands between two messages, so it governs the runs answering both:
+        it closes when the second speaking turn after it is sent. ``None`` = not yet opened / closed.
         """
-        if self._queue:
-            return self._queue.pop(0), None
-        for turn in self.unsent_user_turns():
-            self._deliver(turn)
-            said = self.utterances(turn)
-            if said:
-                self._queue = said[1:]
-                return said[0], turn
-        return None
+        if turn is self.opener:
+            opened: int | None = 0
+        else:
+            before, _ = self._speaking_neighbours(turn)
+            opened = None if before is None else self._position(before.index)
+        _, after = self._speaking_neighbours(turn)
+        if after is not None and not self.speaks(turn):
+            _, after = self._speaking_neighbours(after)
+        closed = None if after is None else self._position(after.index)
+        return opened, closed
 
-    # --- directions ----------------------------------------------------------------------------
+    def active_turns(self, message: int | None = None) -> list[ScriptTurn]:
+        """The user turns whose notes govern the run answering ``message`` (default: the current one)."""
+        at = self._messages if message is None else message
+        active = []
+        for turn in self.user_turns:
+            opened, closed = self.window(turn)
+            if opened is not None and opened <= at and (closed is None or at < closed):
+                active.append(turn)
+        return active
+
+    # --- what the notes say, for the model user and the fallbacks ------------------------------
 
     @property
     def notes(self) -> list[str]:
@@ -401,40 +393,25 @@ class Script:
     @property
     def pending_direction(self) -> bool:
         """A note still governs what comes: an unsent scripted turn carries one, a change list is being
-        delivered, or the opener carries standing notes (it is sent, but its notes were never spoken)."""
+        delivered, or the opener carries standing notes (n8n's content-agnostic rule, which the model
+        user keeps: the deterministic short-circuits step aside for it)."""
         return bool(self._queue) or self.opener.has_notes or any(t.has_notes for t in self.unsent_user_turns())
 
     def declines(self, question: str) -> bool:
-        """A note tells the user to decline answering this question."""
-        q = question.lower()
-        q_words = {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]+", q)}
-        for note in self.notes:
-            if not is_decline_note(note):
-                continue
-            topics = _topic_words(note)
-            if not topics:
-                return True
-            if any(_stem(t) in q_words or t in q for t in topics):
-                return True
-        return False
-
-    def credential_directions(self) -> list[CredentialDirection]:
-        """Credential directions, one per note sentence: "Connect Slack manually. Leave GitHub for
-        later." engages Slack and says nothing about GitHub (which stays deferred by default)."""
-        return [d for n in self.notes for part in _sentences(n) if (d := credential_direction(part)) is not None]
-
-    def credential_direction_for(self, credential_type: str) -> CredentialDirection | None:
-        """The last note about credentials that applies to this type (later notes win)."""
-        matching = [d for d in self.credential_directions() if d.applies_to(credential_type)]
-        return matching[-1] if matching else None
+        """Some note of the script declines this question (any turn: the model user reads them all)."""
+        return any(
+            isinstance(d, Decline) and matches_question(d.trigger, question)
+            for t in self.user_turns
+            for d in t.directives
+        )
 
     def delivered_spoken(self) -> str:
         """What the user has said so far (delivered scripted turns), for requirement checks."""
-        return "\n".join(t.spoken for t in self.turns if t.role == "user" and t.index in self._sent and t.spoken)
+        return "\n".join(t.spoken for t in self.user_turns if self.delivered(t) and t.spoken)
 
     def spoken_corpus(self) -> str:
-        """Everything the user says across the script, for value lookup (never the notes)."""
-        return "\n".join(t.spoken for t in self.turns if t.role == "user" and t.spoken)
+        """Everything the user says across the script (never the notes)."""
+        return "\n".join(t.spoken for t in self.user_turns if t.spoken)
 
     def dump(self) -> list[dict[str, object]]:
         """The script for a prompt: each user turn's words, directions and delivery state; assistant
@@ -450,7 +427,7 @@ class Script:
                     "role": "user",
                     "says": t.spoken,
                     "directions": list(t.notes),
-                    "delivered": t.index in self._sent,
+                    "delivered": self._handled(t),
                 }
             )
         return out

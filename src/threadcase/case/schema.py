@@ -50,7 +50,8 @@ from threadcase.case.checks import (
     seed_reference_problems,
 )
 from threadcase.case.credential_templates import SUPPORTED_CREDENTIAL_TYPES
-from threadcase.case.notes import Script
+from threadcase.case.directives import UNDERSTOOD_SUMMARY, Credential, RunWorkflow
+from threadcase.case.notes import script_turn
 from threadcase.case.seed import (
     Column,
     Columns,
@@ -95,6 +96,7 @@ __all__ = [
     "ToolArgumentCheck",
     "TranscriptRule",
     "case_problems",
+    "case_warnings",
 ]
 
 CaseMode = Literal["single-prompt", "multi-turn"]
@@ -370,8 +372,8 @@ def _agent_check_problems(case: Case, inline: InlineSeed | None) -> list[Problem
 def _auto_setup_problems(case: Case) -> list[Problem]:
     """A note scripting automatic credential setup in a gated tier (see :data:`GATED_DATASETS`).
 
-    The notes are read by the user proxy's own parser, so this rule fires exactly when the proxy
-    would choose ``auto`` — never on a note the proxy reads differently.
+    The notes are read by the scripted user's own grammar, so this rule fires exactly when it would
+    choose ``auto`` — never on a note it reads differently.
     """
     gated = [d for d in case.datasets if d in GATED_DATASETS]
     if not gated:
@@ -381,12 +383,20 @@ def _auto_setup_problems(case: Case) -> list[Problem]:
     for index, turn in enumerate(case.conversation):
         if turn.role != "user" or "[" not in turn.text:
             continue
-        auto = next((d for d in Script.from_texts([("user", turn.text)]).credential_directions() if d.auto), None)
+        read = script_turn(index, "user", turn.text)
+        auto = next(
+            (
+                d.clause
+                for d in read.directives
+                if isinstance(d, Credential) and d.action == "engage" and d.option == "auto"
+            ),
+            None,
+        )
         if auto is not None:
             problems.append(
                 (
                     f"conversation[{index}].text",
-                    f"a note scripts automatic credential setup ({quote(auto.note, 80)}), which stalls without a "
+                    f"a note scripts automatic credential setup ({quote(auto, 80)}), which stalls without a "
                     f"browser; keep this case out of gated tiers (datasets: {tiers})",
                 )
             )
@@ -479,3 +489,58 @@ def case_problems(case: Case) -> list[Problem]:
                 )
             )
     return problems
+
+
+# --- warnings: a case that loads, but may not test what its author meant ----------------------------
+
+
+def _noted(note: str, limit: int = 100) -> str:
+    one_line = " ".join(note.split())
+    return f'"{one_line if len(one_line) <= limit else one_line[: limit - 1] + "…"}"'
+
+
+def case_warnings(case: Case) -> list[Problem]:
+    """Director-note warnings (``threadcase validate`` prints them; they never stop a run).
+
+    - a note in ``conversation[0]``: n8n sends the opening turn to the builder as written, and so does
+      threadcase, so the note reaches the agent;
+    - a note (or part of one) the scripted user cannot follow: in a run with the scripted user the
+      case is then *not judged*;
+    - a note asking the user to run the workflow in a case without ``allowUserExecution``.
+    """
+    warnings: list[Problem] = []
+    opening_is_live = not isinstance(case.seed, ReplaySeed)
+    for index, turn in enumerate(case.conversation):
+        if turn.role != "user" or "[" not in turn.text:
+            continue
+        read = script_turn(index, "user", turn.text)
+        where = f"conversation[{index}].text"
+        if index == 0 and opening_is_live and read.notes:
+            for note in read.notes:
+                warnings.append(
+                    (
+                        where,
+                        f"note {_noted(note)} is in the opening turn, which is sent to the builder as written "
+                        "(as n8n does): the agent reads it; move it to conversation[1]",
+                    )
+                )
+        for note, part in read.not_understood:
+            reading = next((r for r in read.readings if r.note == note), None)
+            understood = "; ".join(d.describe() for d in reading.directives) if reading is not None else ""
+            also = f"; of this note it follows: {understood}" if understood else ""
+            warnings.append(
+                (
+                    where,
+                    f"the scripted user cannot follow note {_noted(note)}: {part}{also} — a scripted run "
+                    f"reports this case not judged. It understands: {UNDERSTOOD_SUMMARY}",
+                )
+            )
+        if not case.allow_user_execution and any(isinstance(d, RunWorkflow) for d in read.directives):
+            warnings.append(
+                (
+                    where,
+                    "a note asks the user to run the workflow, but the case does not set allowUserExecution: "
+                    'the run never happens (set "allowUserExecution": true)',
+                )
+            )
+    return warnings

@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from threadcase.case.loader import SUITE_ENV, LoadedCase, default_suite_path, load_suite, select_cases
+from threadcase.case.notes import script_turn
 from threadcase.case.schema import Case
 from threadcase.errors import CaseSchemaError
 
@@ -42,13 +43,27 @@ def _targets(paths: tuple[Path, ...], suite: Path | None) -> list[Path]:
 @_paths
 @_suite
 @click.option("--json", "as_json", is_flag=True, envvar="THREADCASE_JSON", show_envvar=True, help="Print JSON.")
-def validate(paths: tuple[Path, ...], suite: Path | None, as_json: bool) -> None:
+@click.option(
+    "--notes",
+    is_flag=True,
+    envvar="THREADCASE_NOTES",
+    show_envvar=True,
+    help="Also print every director note and what the scripted user understands it to mean.",
+)
+def validate(paths: tuple[Path, ...], suite: Path | None, as_json: bool, notes: bool) -> None:
     """Validate case files: PATHs are files or directories of *.json (default: the suite).
 
-    Prints "N cases valid", or one line per problem and exits with code 2.
+    Prints one ``warning:`` line per director note the scripted user cannot follow (or that sits in
+    the opening turn), then "N cases valid"; or one line per problem and exits with code 2.
     """
     if not as_json:
         cases = load_suite(_targets(paths, suite))
+        for loaded in cases:
+            if notes:
+                for line in _note_lines(loaded):
+                    click.echo(line)
+            for warning in loaded.warnings:
+                click.echo(f"warning: {warning.render()}")
         click.echo(f"{len(cases)} case{'' if len(cases) == 1 else 's'} valid")
         return
     try:
@@ -56,7 +71,39 @@ def validate(paths: tuple[Path, ...], suite: Path | None, as_json: bool) -> None
     except CaseSchemaError as exc:
         click.echo(json.dumps({"valid": False, "problems": [asdict(p) for p in exc.problems]}, indent=2))
         raise SystemExit(2) from None
-    click.echo(json.dumps({"valid": True, "cases": [c.slug for c in cases]}, indent=2))
+    report: dict[str, Any] = {"valid": True, "cases": [c.slug for c in cases]}
+    report["warnings"] = [asdict(w) for c in cases for w in c.warnings]
+    if notes:
+        report["notes"] = {c.slug: _note_rows(c) for c in cases}
+    click.echo(json.dumps(report, indent=2))
+
+
+def _note_rows(loaded: LoadedCase) -> list[dict[str, Any]]:
+    """Every director note of a case and what the scripted user understands it to mean."""
+    rows: list[dict[str, Any]] = []
+    for index, turn in enumerate(loaded.case.conversation):
+        if turn.role != "user":
+            continue
+        read = script_turn(index, "user", turn.text)
+        for reading in read.readings:
+            rows.append(
+                {
+                    "turn": index,
+                    "note": reading.note,
+                    "does": [d.describe() for d in reading.directives],
+                    "not_understood": list(reading.not_understood),
+                }
+            )
+    return rows
+
+
+def _note_lines(loaded: LoadedCase) -> list[str]:
+    lines: list[str] = []
+    for row in _note_rows(loaded):
+        head = f"{loaded.path}: conversation[{row['turn']}]: note {row['note']!r}"
+        lines.extend(f"{head} -> {does}" for does in row["does"])
+        lines.extend(f"{head} -> NOT UNDERSTOOD: {part}" for part in row["not_understood"])
+    return lines
 
 
 def _row(loaded: LoadedCase) -> dict[str, Any]:

@@ -24,7 +24,8 @@ from threadcase.harness.journal import JOURNAL_NAME, journal_path
 from threadcase.harness.runner import RunSettings, prepare_process
 from threadcase.models import ModelSettings
 from threadcase.report import RunSummary, rebuild_reports, run_and_report
-from threadcase.report.console import ConsoleReporter, summary_lines
+from threadcase.report.console import ConsoleReporter, run_header, summary_lines
+from threadcase.user_proxy import user_player
 from threadcase.verdicts import CaseResult
 
 __all__ = ["report", "run"]
@@ -303,6 +304,9 @@ def run(
     options.preflight(os.environ)
     # With --json or --markdown, stdout carries only that; the per-case lines go to stderr.
     console = _Console(stderr=as_json or markdown, highlight=False)
+    if not as_json:
+        header = run_header(user_player(settings.models), settings.models.judge_model)
+        console.print(header, highlight=False, soft_wrap=True, markup=False)
     # The planned total is known only once the suite is loaded: the run reports it via on_start.
     reporter = ConsoleReporter(console, total=0, iterations=iterations, progress=progress and not as_json)
 

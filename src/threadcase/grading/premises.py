@@ -13,6 +13,11 @@ debug gave the token numbers of every live run, and only the expectations about 
 depend on it. When it fails those are *not judged: no token ground truth* and never sent to the judge;
 the rest of the case is graded as usual.
 
+The simulated user's premises (:mod:`threadcase.grading.user_premises`) carry their own
+attribution: a note the scripted user could not follow, or a value it gave against its script, is
+``proxy_issue``; a scripted turn or a directive that never reached the agent is ``timeout`` when the
+clock ended the conversation and ``verification_gap`` otherwise.
+
 One premise failure is not the framework's: a run the clock cut off before the agent said or did
 anything. Its units are not judged with attribution ``timeout`` (a single-prompt run says
 :data:`~threadcase.records.BUILD_FAILED_TIMEOUT`), so a slow agent is neither failed nor
@@ -24,7 +29,8 @@ from __future__ import annotations
 import re
 
 from threadcase.case import schema
-from threadcase.records import BUILD_FAILED_TIMEOUT, RunRecord
+from threadcase.grading.user_premises import user_premises
+from threadcase.records import BUILD_FAILED_TIMEOUT, TIMEOUT_ENDINGS, RunRecord
 from threadcase.verdicts import Attribution, PremiseResult, UnitVerdict
 
 __all__ = [
@@ -38,8 +44,6 @@ __all__ = [
     "void_units",
 ]
 
-TIMEOUT_ENDINGS = frozenset({"turn-timeout", "conversation-timeout", "stalled"})
-"""``RunRecord.ended_by`` values meaning a time budget ended the conversation, not the agent or the user."""
 
 AGENT_OUTPUT = "agent-output"
 """The premise that the agent produced any live output at all."""
@@ -156,6 +160,7 @@ def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
     premises.append(_agent_output(record))
     if token_units:
         premises.append(_token_ground_truth(record, token_units))
+    premises.extend(user_premises(case, record))
     return premises
 
 
@@ -177,6 +182,16 @@ def held_back_units(premises: list[PremiseResult]) -> dict[str, str]:
     return held
 
 
+_BLAME_ORDER: tuple[Attribution, ...] = ("framework_issue", "proxy_issue", "timeout", "verification_gap")
+"""When several premises failed, the first of these among their attributions speaks for all: a harness
+or instance fault explains everything after it, the simulated user's mistakes explain a missing event."""
+
+
+def _blame(failed: list[PremiseResult]) -> Attribution:
+    found = {p.attribution or "framework_issue" for p in failed}
+    return next((a for a in _BLAME_ORDER if a in found), "framework_issue")
+
+
 def void_units(
     verdicts: list[UnitVerdict], premises: list[PremiseResult], *, ended_by: str | None = None
 ) -> list[UnitVerdict]:
@@ -184,14 +199,15 @@ def void_units(
 
     The deterministic checks are voided too: a case that tested nothing judges nothing, and a check
     that "passed" on a thread that never compacted would be a pass nobody earned. The attribution is
-    ``framework_issue``, except when the only failure is silence from an agent whose run the clock
+    the failed premises' own (``framework_issue`` unless a premise says otherwise; the first of
+    :data:`_BLAME_ORDER` among them), except when the only failure is silence from an agent whose run the clock
     cut off (``ended_by`` in :data:`TIMEOUT_ENDINGS`): then it is ``timeout`` and the reason is the
     premise's own (for a single-prompt run, ``BUILD FAILED: Run timed out with no scored result``).
     """
     failed = failed_premises(premises)
     if not failed:
         return verdicts
-    attribution: Attribution = "framework_issue"
+    attribution = _blame(failed)
     reason = "not judged — premise failed: " + "; ".join(p.reason for p in failed)
     if ended_by in TIMEOUT_ENDINGS and [p.name for p in failed] == [AGENT_OUTPUT]:
         attribution, reason = "timeout", failed[0].reason

@@ -33,7 +33,7 @@ from threadcase.case.notes import ScriptTurn
 from threadcase.errors import ConversationError, InstanceError, ThreadcaseError
 from threadcase.harness.conversation_collect import collect_after_conversation, saved_workflows
 from threadcase.models import ModelSettings
-from threadcase.user_proxy import ConversationView, ProxyStats, Script, ScriptedProxy, make_proxy
+from threadcase.user_proxy import ConversationView, ProxyStats, Script, ScriptedProxy, make_proxy, user_player
 from threadcase.user_proxy.actions import UnencodableAction
 from threadcase.user_proxy.deterministic import auto_approve
 
@@ -448,6 +448,9 @@ class _Conversation:
                 user = self.add_user_turn(follow.message, sent_by_now)
                 user.user_actions.extend(actions)
                 self.record.follow_ups_sent += 1
+                # The script counts the message as sent from here: the notes of the turns after it
+                # govern what the agent does next.
+                self.proxy.script.advance()
                 message_request = self.chat_request(follow.message)
 
     async def _side_effects(self, rename_to: str | None, run_workflow_id: str | None) -> list[str]:
@@ -577,7 +580,9 @@ async def converse(
     record.mode = case.mode
     if seed is not None:
         record.turns = [*seed.seeded_turns, *[t for t in record.turns if not t.seeded]]
-    spoken = script.opener.spoken
+    # conversation[0] goes to the builder as written, notes and all, as n8n sends it (validate warns
+    # about a note there): stripping it would change the prompt under test.
+    spoken = script.opener.raw
     recorded = spoken
     extra: dict[str, Any] = {}
     attach = case.conversation[0].attach if case.conversation and not _replay_prepends(case, live_opening) else None
@@ -616,6 +621,15 @@ async def converse(
         conversation.stats["credential-test-bypassed"] = credentials.bypassed_count
         record.proxy_stats = conversation.stats.as_dict()
         record.warnings.extend(f"proxy: {line}" for line in conversation.proxy.log)
+        if conversation.single_prompt:
+            record.user = records.UserPlayer(kind="auto-approve")
+        else:
+            record.user = user_player(models)
+            record.script = conversation.proxy.delivery(
+                ended_by=record.ended_by,
+                follow_ups=record.follow_ups_sent,
+                budget=case.message_budget or DEFAULT_MESSAGE_BUDGET,
+            )
     # Memory rows only exist after a memory task ran; when every run-finish carried the thread's status
     # and none listed one, reading the (empty) memory is a request that cannot change anything.
     read_memory = (

@@ -16,10 +16,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from threadcase.records import UserPlayer
 from threadcase.report.summary import RunSummary, provenance_line
 from threadcase.verdicts import CaseResult
 
-__all__ = ["ConsoleReporter", "build_line", "case_line", "format_proxy", "summary_lines"]
+__all__ = ["ConsoleReporter", "build_line", "case_line", "format_proxy", "run_header", "summary_lines"]
 
 _LABELS = {"pass": "PASS", "fail": "FAIL", "not_judged": "NOT JUDGED", "errored": "NOT JUDGED"}
 _STYLES = {"pass": "green", "fail": "red", "not_judged": "yellow", "errored": "yellow"}
@@ -65,8 +66,9 @@ def _reason(result: CaseResult) -> str:
     unjudged = [v for v in result.verdicts if v.status == "not_judged"]
     if unjudged:
         # A failed premise or an instance fault explains the case; "no judge model" only one kind of unit.
+        premise = [v for v in unjudged if "premise failed" in v.reason]
         framework = [v for v in unjudged if v.attribution == "framework_issue" and v.kind not in ("process", "outcome")]
-        return (framework or unjudged)[0].reason
+        return (premise or framework or unjudged)[0].reason
     return "no unit was judged"
 
 
@@ -92,6 +94,12 @@ def build_line(result: CaseResult) -> str:
     return f"{line} {proxy}" if proxy else line
 
 
+def run_header(user: UserPlayer, judge_model: str | None) -> str:
+    """The line a run opens with: who plays the user and who judges."""
+    judge = judge_model or "none (process and outcome expectations not judged)"
+    return f"threadcase run — simulated user: {user.describe()}; judge: {judge}"
+
+
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
@@ -103,8 +111,12 @@ def summary_lines(summary: RunSummary) -> list[str]:
         f"{summary.cases} cases, {summary.case_iterations} case-iterations"
         + (f" of {summary.planned_case_iterations} planned" if summary.planned_case_iterations is not None else "")
         + f", {summary.seconds:.1f} s",
-        f"units: {u.passed} passed, {u.failed} failed ({u.builder_failures} against the builder), "
-        f"{u.not_judged} not judged, {u.reviewed} reviewed; {u.errored} case-iterations errored",
+        f"units: {u.passed} passed, {u.failed} failed ({u.builder_failures} against the builder"
+        + (f", {u.proxy_failures} the simulated user's" if u.proxy_failures else "")
+        + f"), {u.not_judged} not judged"
+        + (f" ({u.proxy_not_judged} because of the simulated user)" if u.proxy_not_judged else "")
+        + f", {u.reviewed} reviewed; {u.errored} case-iterations errored",
+        summary.simulated_user_line(),
     ]
     statuses = summary.case_statuses
     lines.append(

@@ -1,8 +1,10 @@
 """``report.html``: one self-contained page a person can open to see what happened and why.
 
-Per case-iteration: the verdicts (reason, attribution), premises, proxy statistics and the
-transcript — seeded turns visibly marked, widgets with the answers given, tool calls folded in
-``<details>``, token numbers per turn. A few lines of inline JS filter by status. Every value from a
+The header says who played the user (scripted, or which model and prompt version). Per
+case-iteration: the verdicts (reason, attribution), premises, proxy statistics, how the script was
+played (turns delivered, notes followed, values given and where from) and the transcript — seeded
+turns visibly marked, widgets with the answers given, tool calls folded in ``<details>``, token
+numbers per turn. A few lines of inline JS filter by status. Every value from a
 run passes through :func:`html.escape`; nothing is loaded from elsewhere.
 """
 
@@ -15,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from threadcase.records import RunRecord, Turn
+from threadcase.records import RunRecord, ScriptDelivery, Turn
 from threadcase.report.console import format_proxy
 from threadcase.report.summary import RunSummary, provenance_line
 from threadcase.verdicts import CaseResult
@@ -151,6 +153,39 @@ def _render_turn(record: RunRecord, turn: Turn) -> str:
     return "".join(parts)
 
 
+def _render_script(script: ScriptDelivery) -> str:
+    """How the script was played: turns delivered, notes followed, values given, faults (folded unless
+    something went wrong)."""
+    trouble = bool(script.undelivered or script.unfired or script.not_understood or script.faults)
+    rows = [f"<details class='script'{' open' if trouble else ''}><summary>script</summary><table class='script'>"]
+    rows.append("<tr><th>turn</th><th>what</th><th>done</th><th>why not / where from</th></tr>")
+    for turn in script.turns:
+        says = turn.says or "(notes only)"
+        done = "delivered" if turn.delivered else "NOT DELIVERED"
+        rows.append(
+            f"<tr><td>{turn.turn}</td><td>{_e(says)}</td><td>{done}"
+            + (f" (message {turn.message})" if turn.message is not None else "")
+            + f"</td><td>{_e(turn.why_not or '')}</td></tr>"
+        )
+    for directive in script.directives:
+        done = "fired" if directive.fired else ("NEVER FIRED" if directive.required else "not needed")
+        rows.append(
+            f"<tr><td>{directive.turn}</td><td>note: {_e(directive.does)}</td><td>{done}"
+            + (f" (message {directive.message})" if directive.message is not None else "")
+            + f"</td><td>{_e(directive.why_not or '')}</td></tr>"
+        )
+    for value in script.values:
+        given = "declined" if value.value is None else repr(value.value)
+        rows.append(
+            f"<tr><td></td><td>asked: {_e(value.asked)}</td><td>{_e(given)}</td><td>{_e(value.source)}</td></tr>"
+        )
+    rows.append("</table>")
+    rows.extend(f'<p class="error">not understood: {_e(line)}</p>' for line in script.not_understood)
+    rows.extend(f'<p class="error">user fault: {_e(line)}</p>' for line in script.faults)
+    rows.append("</details>")
+    return "".join(rows)
+
+
 def _render_case(result: CaseResult, anchor: str) -> str:
     record = result.record
     out = [
@@ -188,12 +223,15 @@ def _render_case(result: CaseResult, anchor: str) -> str:
     if record is not None:
         proxy = format_proxy(record.proxy_stats)
         nodes = sum(len(w.nodes) for w in record.artifacts.workflows)
+        user = f" · user: {_e(record.user.describe())}" if record.user is not None else ""
         out.append(
             f'<p class="meta">thread {_e(record.thread_id)} · mode {_e(record.mode)} · ended by {_e(record.ended_by)}'
-            f" · {nodes} nodes built · {record.follow_ups_sent} follow-ups"
+            f" · {nodes} nodes built · {record.follow_ups_sent} follow-ups{user}"
             + (f' · <span class="proxy">{_e(proxy)}</span>' if proxy else "")
             + "</p>"
         )
+        if record.script is not None:
+            out.append(_render_script(record.script))
         if not record.seed.restored:
             out.append(f'<p class="error">seed not restored: {_e(record.seed.error or "")}</p>')
         for warning in record.warnings:
@@ -271,9 +309,13 @@ def render_html(
     between the last case finishing and the run returning.
     """
     u = summary.units
+    proxy = u.proxy_failures + u.proxy_not_judged
     counts = (
-        f'<div class="counts"><span>{u.passed} passed</span><span>{u.failed} failed</span>'
-        f"<span>{u.not_judged} not judged</span><span>{u.reviewed} reviewed</span>"
+        f'<div class="counts"><span>{u.passed} passed</span><span>{u.failed} failed '
+        f"({u.builder_failures} against the builder)</span>"
+        f"<span>{u.not_judged} not judged</span>"
+        + (f"<span>{proxy} because of the simulated user</span>" if proxy else "")
+        + f"<span>{u.reviewed} reviewed</span>"
         f"<span>{u.errored} errored</span><span>exit {summary.exit_code}</span>"
         + ("<span>INTERRUPTED</span>" if summary.interrupted else "")
         + "</div>"
@@ -307,7 +349,8 @@ def render_html(
         f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{_e(title)}</title>"
         f"<style>{_CSS}</style></head><body>"
         f"<header><h1>{_e(title)}</h1><div class='meta'>run {_e(summary.run_id)} · {summary.cases} cases · "
-        f"{summary.case_iterations} case-iterations · {summary.seconds:.1f} s</div>{calibration}{counts}</header>"
+        f"{summary.case_iterations} case-iterations · {summary.seconds:.1f} s</div>"
+        f"<div class='meta user'>{_e(summary.simulated_user_line())}</div>{calibration}{counts}</header>"
         f"<main>{_render_stats(summary)}{''.join(filters)}{''.join(sections)}</main>"
         f"<script>{_JS}</script></body></html>\n"
     )

@@ -1,8 +1,9 @@
 """``junit.xml``: one testcase per unit per case-iteration, for CI dashboards.
 
-Mapping: pass -> passed; fail -> ``<failure>``; not judged and reviewed -> ``<skipped>`` with the
-reason (a CI system must never show an unjudged unit as green); a case-iteration that errored
-before any unit was graded -> one ``<error>`` testcase carrying the error.
+Mapping: pass -> passed; fail -> ``<failure>`` (but a failure the simulated user caused,
+``proxy_issue``, is ``<skipped>``: it never counts against the agent); not judged and reviewed ->
+``<skipped>`` with the reason (a CI system must never show an unjudged unit as green); a
+case-iteration that errored before any unit was graded -> one ``<error>`` testcase carrying the error.
 
 The document is written as text, byte for byte what ElementTree (``ET.indent`` then ``ET.tostring``)
 made of the same elements: building and serialising a tree of every unit of a run was most of the
@@ -86,13 +87,20 @@ def render_junit(results: Sequence[CaseResult], *, suite_name: str = "threadcase
                 if verdict.attribution:
                     properties.append(f'<property name="attribution" value="{_attr(verdict.attribution)}" />')
                 children = ["<properties>" + _L4 + _L4.join(properties) + _L3 + "</properties>"]
-                if verdict.status == "fail":
+                if verdict.status == "fail" and verdict.attribution == "proxy_issue":
+                    # Caused by the simulated user: never a failure of the agent under test.
+                    text = f"not judged: caused by the simulated user (proxy_issue): {verdict.reason}"
+                    children.append(f'<skipped message="{_attr(text)}" />')
+                    counts["skipped"] += 1
+                elif verdict.status == "fail":
                     kind = _attr(verdict.attribution or "builder_issue")
                     text = _text(f"{verdict.label}\n{verdict.reason}")
                     children.append(f'<failure type="{kind}" message="{_attr(verdict.reason)}">{text}</failure>')
                     counts["failures"] += 1
                 elif verdict.status in ("not_judged", "reviewed"):
                     prefix = "not judged" if verdict.status == "not_judged" else "review (never counted as passed)"
+                    if verdict.attribution == "proxy_issue":
+                        prefix += " (the simulated user's)"
                     children.append(f'<skipped message="{_attr(f"{prefix}: {verdict.reason}")}" />')
                     counts["skipped"] += 1
                 cases.append(_testcase(slug, _name(verdict.unit, run.iteration, iterations), share, children))

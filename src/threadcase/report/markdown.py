@@ -136,8 +136,13 @@ def render_markdown(summary: RunSummary, results: Sequence[CaseResult], *, compa
         f"cases: {statuses.get('pass', 0)} passed, {statuses.get('fail', 0)} failed, "
         f"{statuses.get('not_verified', 0)} not verified, {statuses.get('errored', 0)} errored",
         "",
-        f"units: **{u.passed} passed**, **{u.failed} failed** ({u.builder_failures} against the builder), "
-        f"{u.not_judged} not judged, {u.reviewed} reviewed · {u.errored} case-iterations errored",
+        f"units: **{u.passed} passed**, **{u.failed} failed** ({u.builder_failures} against the builder"
+        + (f", {u.proxy_failures} the simulated user's" if u.proxy_failures else "")
+        + f"), {u.not_judged} not judged"
+        + (f" ({u.proxy_not_judged} because of the simulated user)" if u.proxy_not_judged else "")
+        + f", {u.reviewed} reviewed · {u.errored} case-iterations errored",
+        "",
+        _cell(summary.simulated_user_line()),
     ]
     failures = _failures(results)
     if failures:

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.harness.stats import CaseStats, case_stats
+from threadcase.records import UserPlayer
 from threadcase.verdicts import CaseResult, RunContext
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "build_summary",
     "calibration_of",
     "provenance_line",
+    "simulated_users_of",
     "write_atomic",
 ]
 
@@ -52,6 +54,11 @@ class Counts(BaseModel):
     errored: int = 0
     builder_failures: int = 0
     """Failed units that count against the agent (attribution builder_issue or none)."""
+    proxy_failures: int = 0
+    """Failed units the simulated user caused (attribution proxy_issue): never against the builder."""
+    proxy_not_judged: int = 0
+    """Units not judged because of the simulated user (a note it could not follow, a value it gave
+    against its script)."""
 
 
 class JudgeCalibration(BaseModel):
@@ -143,7 +150,16 @@ class RunSummary(BaseModel):
     context: RunContext | None = None
     """How the run was made (selection, shard, settings; a re-grade or a merge says of what), from the
     journal; None for a journal written before it was recorded."""
+    simulated_users: list[UserPlayer] = Field(default_factory=list)
+    """Who played the user in the run's multi-turn cases (one entry, unless journals were mixed); only
+    single-prompt cases: the auto-approval entry."""
     exit_code: int = EXIT_OK
+
+    def simulated_user_line(self) -> str:
+        """``simulated user: …`` for the console and the report header."""
+        if not self.simulated_users:
+            return "simulated user: not recorded"
+        return "simulated user: " + "; ".join(u.describe() for u in self.simulated_users)
 
     @property
     def green(self) -> bool:
@@ -173,7 +189,7 @@ def build_summary(
 ) -> RunSummary:
     """Summarise finished case-iterations (e.g. everything in a journal)."""
     # Counted in locals: every += on the model went through pydantic's __setattr__.
-    passed = failed = not_judged = reviewed = errored = builder_failures = 0
+    passed = failed = not_judged = reviewed = errored = builder_failures = proxy_failures = proxy_not_judged = 0
     for result in results:
         for verdict in result.verdicts:
             if verdict.status == "pass":
@@ -181,8 +197,10 @@ def build_summary(
             elif verdict.status == "fail":
                 failed += 1
                 builder_failures += verdict.counts_against_builder
+                proxy_failures += verdict.attribution == "proxy_issue"
             elif verdict.status == "not_judged":
                 not_judged += 1
+                proxy_not_judged += verdict.attribution == "proxy_issue"
             else:
                 reviewed += 1
         if result.error is not None and not any(v.status in ("pass", "fail") for v in result.verdicts):
@@ -194,6 +212,8 @@ def build_summary(
         reviewed=reviewed,
         errored=errored,
         builder_failures=builder_failures,
+        proxy_failures=proxy_failures,
+        proxy_not_judged=proxy_not_judged,
     )
     stats = case_stats(results)
     statuses: dict[str, int] = {}
@@ -220,6 +240,7 @@ def build_summary(
         case_stats=stats,
         calibration=calibration_of(results),
         context=next((r.run_context for r in results if r.run_context is not None), None),
+        simulated_users=simulated_users_of(results),
         exit_code=exit_code_for(units, interrupted=interrupted),
     )
 
@@ -235,6 +256,20 @@ def provenance_line(context: RunContext | None) -> str | None:
     if context.shard:
         return f"shard {context.shard} of the selected cases"
     return None
+
+
+def simulated_users_of(results: Sequence[CaseResult]) -> list[UserPlayer]:
+    """Who played the user, once each, read back from the results (so a rebuilt report says it too).
+
+    Multi-turn cases name the run's simulated user; a run of single-prompt cases only had none.
+    """
+    players: list[UserPlayer] = []
+    for result in results:
+        player = result.record.user if result.record is not None else None
+        if player is not None and player not in players:
+            players.append(player)
+    acting = [p for p in players if p.kind != "auto-approve"]
+    return acting or players
 
 
 def write_atomic(path: Path, text: str) -> None:

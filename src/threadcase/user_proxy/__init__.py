@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from threadcase.case.notes import Script, split_notes, strip_notes
 from threadcase.models import ModelSettings
+from threadcase.records import UserPlayer
 from threadcase.user_proxy.base import ConversationView, ProxyAnswer, SavedWorkflow, UserProxy
 from threadcase.user_proxy.scripted import ScriptedProxy
 from threadcase.user_proxy.stats import ProxyStats, format_proxy_stats
@@ -25,6 +26,7 @@ __all__ = [
     "make_proxy",
     "split_notes",
     "strip_notes",
+    "user_player",
 ]
 
 
@@ -39,6 +41,15 @@ def make_proxy(script: Script, models: ModelSettings, *, stats: ProxyStats | Non
 
         return ModelProxy(script, models, stats)
     return ScriptedProxy(script, stats)
+
+
+def user_player(models: ModelSettings) -> UserPlayer:
+    """Who plays the user in a multi-turn case under these settings (the run's header says it too)."""
+    if models.proxy_enabled:
+        from threadcase.user_proxy.prompts import PROMPT_VERSION
+
+        return UserPlayer(kind="model", model=models.proxy_model, prompt_version=PROMPT_VERSION)
+    return UserPlayer(kind="scripted")
 
 
 def __getattr__(name: str) -> object:

@@ -94,7 +94,8 @@ class ApplySetupWizard(_Action):
     node_parameters_json: str
     """JSON object: node name -> {parameter: value}. ``{}`` for none."""
     node_credentials_json: str | None
-    """JSON object: node name -> {credential type: existing credential id, or "create"}; null = none."""
+    """JSON object: node name -> {credential type: existing credential id, "create" (the only one, or a
+    new one when none exists) or "new" (a new one whatever exists)}; null = none."""
     working_credential_types: list[str] | None
     """Credential types that should authenticate (the rest are created broken); null = all of them."""
 
@@ -315,12 +316,15 @@ async def _resolve_credential(
     created: list[str],
     note: Callable[[str], None],
 ) -> str | None:
-    """Manual setup: 0 existing -> create one; 1 -> that one; >=2 -> the named one, else decline (None)."""
+    """Manual setup: 0 existing -> create one; 1 -> that one; >=2 -> the named one, else decline (None).
+
+    ``wanted == "new"`` creates one whatever exists (a note asking for a new credential).
+    """
     if wanted and wanted not in ("create", "new"):
         match = next((c for c in existing if wanted in (c.id, c.name)), None)
         if match is not None:
             return match.id
-    if not existing:
+    if not existing or wanted == "new":
         new_id = await credentials.create(credential_type, working=working)
         created.append(new_id)
         return new_id

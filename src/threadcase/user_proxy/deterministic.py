@@ -6,10 +6,13 @@ Order (the caller checks repeated request ids first, from its cache):
    direction is pending: a note may say to deny); a resource decision → the first option containing
    "allow"; a credential destination → approve;
 2. credential cards — a standalone credential card, or a setup card whose every entry is
-   credential-only, is deferred ("I'll set them up later") unless a direction is pending;
-3. the script — with no direction pending, a plan review is rejected with the remaining scripted
-   user turns ("Before I approve, use these details: ..."), and a text prompt is approved with them;
-   both deliver those turns.
+   credential-only, is deferred ("I'll set them up later") unless a direction is pending.
+
+What "a direction is pending" means is the caller's: the scripted user knows which of its directives
+governs this widget now; the model user keeps n8n's content-agnostic rule (any note still ahead).
+Unlike n8n, a plan review is never answered by folding every remaining scripted turn into a rejection:
+those turns are the user's next messages, each sent on its own (a pressure case whose pushes were
+swallowed by a plan review tested nothing).
 
 Single-prompt mode has no proxy: :func:`auto_approve` answers everything (infrastructure as above,
 setup cards applied empty, questions answered empty, anything else approved), so a genuine
@@ -21,11 +24,8 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from threadcase import wire
-from threadcase.case.notes import Script
 
-__all__ = ["REJECT_WITH_DETAILS", "ShortCircuit", "auto_approve", "deterministic_answer", "infrastructure_answer"]
-
-REJECT_WITH_DETAILS = "Before I approve, use these details:"
+__all__ = ["ShortCircuit", "auto_approve", "deterministic_answer", "infrastructure_answer"]
 
 
 class ShortCircuit(BaseModel):
@@ -112,26 +112,9 @@ def infrastructure_answer(
     return None
 
 
-def deterministic_answer(request: wire.ConfirmationRequest, script: Script) -> ShortCircuit | None:
-    """Every rule, in order; None = the proxy decides. Delivers script turns it uses."""
-    pending = script.pending_direction
-    infra = infrastructure_answer(request, pending_direction=pending)
-    if infra is not None or pending:
-        return infra
-    kind = _kind(request)
-    if kind == "plan-review" and script.remaining_spoken():
-        details = "\n".join(script.consume_remaining())
-        return ShortCircuit(
-            body=wire.ApprovalAnswer(approved=False, userInput=f"{REJECT_WITH_DETAILS}\n{details}"),
-            rule="plan-review-script",
-            outcome="rejected",
-        )
-    if kind == "text" and script.remaining_spoken():
-        details = "\n".join(script.consume_remaining())
-        return ShortCircuit(
-            body=wire.ApprovalAnswer(approved=True, userInput=details), rule="text-script", outcome="answered"
-        )
-    return None
+def deterministic_answer(request: wire.ConfirmationRequest, *, pending_direction: bool) -> ShortCircuit | None:
+    """Every rule, in order; None = the proxy decides."""
+    return infrastructure_answer(request, pending_direction=pending_direction)
 
 
 def auto_approve(request: wire.ConfirmationRequest) -> ShortCircuit:

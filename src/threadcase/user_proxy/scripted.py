@@ -1,11 +1,20 @@
 """The scripted (no-model) simulated user, and the answer pipeline every proxy shares.
 
-Scripted mode is what runs when no proxy model is configured. It is deterministic and deliberately
-simple, and weaker than the model proxy: it sends the authored user turns in order (notes stripped,
-a one-at-a-time change list split into one message per change), answers questions with a value from
-the script or a plausible placeholder unless a note says to decline, pushes back on a plan that
-leaves out a service, channel, address or URL the user already stated, approves other plans, and
-defers credential cards unless a note engages them.
+Scripted mode is what runs when no proxy model is configured. It is deterministic and follows the
+directives its notes were read into (``threadcase.case.directives``), each at its moment
+(:class:`~threadcase.user_proxy.follow.Director`):
+
+- it sends the authored user turns in order, each as its own message (notes stripped; a
+  one-at-a-time list one item per message; a note-only turn's "say …");
+- it answers a question with, in order: the value a note gives for it, a value the script's words
+  state, an offered option the script mentions, else a value that is plainly a placeholder
+  (``#placeholder-channel``), recorded as invented — and skips it when a note declines it, then and
+  whenever it comes up again (a setup card's parameter included);
+- it pushes back on a plan as a note says (with its feedback, until its condition holds), approves or
+  rejects as a note says, and otherwise rejects a plan that leaves out a service, channel, address or
+  URL the user stated, and approves the rest;
+- it engages, defers or picks credentials per service as a note says, and defers them otherwise;
+- what it cannot do as a note says is recorded as a fault (the case is then not judged).
 
 The pipeline (:meth:`ScriptedProxy.answer`): a repeated request id gets its cached answer; then the
 deterministic rules (``user_proxy.deterministic``); then a decision (:meth:`decide_confirmation`, which
@@ -20,8 +29,10 @@ import re
 from typing import Any, Literal
 
 from threadcase import wire
+from threadcase.case.details import stated_values
+from threadcase.case.directives import Credential, WebAccess
 from threadcase.case.notes import Script
-from threadcase.records import WidgetAnsweredBy
+from threadcase.records import ScriptDelivery, WidgetAnsweredBy
 from threadcase.user_proxy.actions import (
     AnswerQuestions,
     ApplySetupWizard,
@@ -37,9 +48,10 @@ from threadcase.user_proxy.actions import (
 )
 from threadcase.user_proxy.base import ConversationView, ProxyAnswer
 from threadcase.user_proxy.deterministic import auto_approve, deterministic_answer, widget_kind
+from threadcase.user_proxy.follow import Bound, Director, ValueChoice
 from threadcase.user_proxy.stats import ProxyStats
 
-__all__ = ["ConfirmationChoice", "ScriptedProxy", "placeholder_value", "plan_gaps"]
+__all__ = ["ConfirmationChoice", "ScriptedProxy", "plan_gaps"]
 
 ConfirmationChoice = (
     AnswerQuestions
@@ -50,9 +62,6 @@ ConfirmationChoice = (
     | ChooseCredentialSetupOption
 )
 
-_CHANNEL = re.compile(r"(?<![\w#])#[a-z0-9][\w-]*", re.IGNORECASE)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
-_URL = re.compile(r"https?://[^\s,;)\]\"']+")
 _SERVICES = {
     "slack": "Slack",
     "gmail": "Gmail",
@@ -63,46 +72,7 @@ _SERVICES = {
     "data table": "data table",
     "webhook": "webhook",
 }
-_DENY = re.compile(r"\b(deny|block|refuse|don'?t allow|do not allow|no (?:web|internet|external) access)\b", re.I)
-
-
-def _first(pattern: re.Pattern[str], text: str) -> str | None:
-    m = pattern.search(text)
-    return m.group(0).rstrip(".") if m else None
-
-
-def placeholder_value(question: str, corpus: str) -> str:
-    """A value for a free-text question: stated in the script if possible, else implied, else invented
-    but plausible (never "you decide")."""
-    q = question.lower()
-    if "channel" in q:
-        return _first(_CHANNEL, corpus) or "#general"
-    if any(w in q for w in ("email", "e-mail", "recipient", "address", "send to", "whom")):
-        return _first(_EMAIL, corpus) or "alex@example.com"
-    if any(w in q for w in ("url", "endpoint", "link", "api")):
-        return _first(_URL, corpus) or "https://api.example.com/v1/items"
-    if "path" in q:
-        return "/incoming"
-    if any(w in q for w in ("when", "time", "schedule", "often", "frequency")):
-        return "every weekday at 9:00"
-    if any(w in q for w in ("threshold", "amount", "number", "how many", "limit")):
-        return "100"
-    if "name" in q or "title" in q:
-        return "Daily report"
-    if any(w in q for w in ("database", "page", "notion")):
-        return "a3f9c2d47b8e4f0a9d1c6e5b2a7f8c90"
-    if any(w in q for w in ("repo", "repository")):
-        return "acme/website"
-    if any(w in q for w in ("sheet", "spreadsheet", "table")):
-        return "Leads"
-    return "the usual one, sample value"
-
-
-def _option_from(options: list[str], corpus: str) -> str | None:
-    """The offered option the script mentions; the longest wins ("Slack (workspace 2)" over "Slack")."""
-    lowered = corpus.lower()
-    mentioned = [o for o in options if o.lower() in lowered]
-    return max(mentioned, key=len) if mentioned else None
+_CREDENTIAL_QUESTION = re.compile(r"\bcredential\b", re.IGNORECASE)
 
 
 def plan_gaps(plan_text: str, said: str) -> list[str]:
@@ -113,9 +83,7 @@ def plan_gaps(plan_text: str, said: str) -> list[str]:
     plan = plan_text.lower()
     gaps: list[str] = []
     sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n", said) if s.strip()]
-    wanted: list[str] = []
-    for token in (*_CHANNEL.findall(said), *_EMAIL.findall(said), *_URL.findall(said)):
-        wanted.append(token.rstrip("."))
+    wanted = [value for kind in ("channel", "email", "url") for value in stated_values(kind, said)]
     lowered = said.lower()
     for key, label in _SERVICES.items():
         if re.search(rf"\b{re.escape(key)}\b", lowered) and label not in wanted:
@@ -134,17 +102,33 @@ def _plan_text(request: wire.ConfirmationRequest) -> str:
     return f"{request.message} {steps}"
 
 
+def _plan_steps(request: wire.ConfirmationRequest) -> str:
+    """What the plan would build: its steps (see :func:`~threadcase.user_proxy.follow.plan_condition_met`)."""
+    steps = " ".join(f"{s.title} {s.detail}" for s in request.plan)
+    return steps or request.message
+
+
+def _credential_type_of(question: wire.Question) -> str | None:
+    """The credential type a "which credential should I use?" question is about, if it is one."""
+    if question.id.startswith("credential:"):
+        return question.id.split(":", 1)[1]
+    if question.options and _CREDENTIAL_QUESTION.search(question.question):
+        return question.question
+    return None
+
+
 class ScriptedProxy:
     """The scripted simulated user; also the base and fallback of the model proxy."""
 
     def __init__(self, script: Script, stats: ProxyStats | None = None) -> None:
         self.script = script
+        self.director = Director(script)
         self.stats = stats if stats is not None else ProxyStats()
         self._cache: dict[str, ProxyAnswer] = {}
         self.log: list[str] = []
+        """Diagnostics (dropped entries, fallbacks); the conversation copies them into warnings."""
         self.last_source: Literal["script", "model"] = "script"
         """Who produced the last follow-up message."""
-        """Diagnostics (dropped entries, fallbacks); the conversation copies them into warnings."""
 
     @property
     def uses_model(self) -> bool:
@@ -156,7 +140,32 @@ class ScriptedProxy:
     async def aclose(self) -> None:
         """Release model clients (none here)."""
 
+    def delivery(self, *, ended_by: str, follow_ups: int, budget: int | None) -> ScriptDelivery:
+        """How the script went (turns delivered, directives fired, values given), once it is over.
+
+        A model user reads the notes as text: its directives are not tracked (nor are notes it could
+        not follow: it reads every note), only which turns it delivered."""
+        delivered = self.director.delivery(ended_by=ended_by, follow_ups=follow_ups, budget=budget)
+        if not self.uses_model:
+            return delivered
+        return delivered.model_copy(update={"tracked": False, "directives": [], "not_understood": []})
+
     # --- widgets -------------------------------------------------------------------------------
+
+    def _direction_pending(self, request: wire.ConfirmationRequest) -> bool:
+        """Whether a note may govern this widget, so the deterministic rules must step aside.
+
+        The scripted user knows which directive governs now; the model user keeps n8n's
+        content-agnostic rule (any note still ahead).
+        """
+        if self.uses_model:
+            return self.script.pending_direction
+        kind = widget_kind(request)
+        if kind in ("domain-access", "web-search"):
+            return any(isinstance(b.directive, WebAccess) for b in self.director.active())
+        types = [r.credentialType for r in request.credentialRequests]
+        types += [r.credentialType for r in request.setupRequests if r.credentialType]
+        return self.director.engages_any(types)
 
     async def answer(
         self, request: wire.ConfirmationRequest, view: ConversationView, credentials: CredentialProvider
@@ -165,7 +174,7 @@ class ScriptedProxy:
         if cached is not None:
             self.stats["repeat"] += 1
             return cached.model_copy(update={"answered_by": "repeat"})
-        short = deterministic_answer(request, self.script)
+        short = deterministic_answer(request, pending_direction=self._direction_pending(request))
         if short is not None:
             self.stats.deterministic(short.rule)
             self.stats.outcome(short.outcome)
@@ -211,42 +220,50 @@ class ScriptedProxy:
         return None
 
     def scripted_confirmation(self, request: wire.ConfirmationRequest) -> ConfirmationChoice:
-        """The scripted decision for a widget (pure; never raises)."""
+        """The scripted decision for a widget (never raises); fires the directives it follows."""
         kind = widget_kind(request)
-        corpus = self.script.spoken_corpus()
         if request.setupRequests:
-            return self._scripted_setup(request, corpus)
+            return self._scripted_setup(request)
         if request.credentialRequests:
             return self._scripted_credentials(request)
         if request.questions:
-            answers = []
-            for q in request.questions:
-                if self.script.declines(q.question):
-                    answers.append(
-                        QuestionAnswerItem(question_id=q.id, selected_options=[], custom_text=None, skipped=True)
-                    )
-                    continue
-                if q.options:
-                    pool = corpus + "\n" + "\n".join(self.script.notes)
-                    option = _option_from(q.options, pool) or q.options[0]
-                    answers.append(
-                        QuestionAnswerItem(question_id=q.id, selected_options=[option], custom_text=None, skipped=False)
-                    )
-                else:
-                    value = placeholder_value(q.question, corpus)
-                    answers.append(
-                        QuestionAnswerItem(question_id=q.id, selected_options=[], custom_text=value, skipped=False)
-                    )
-            return AnswerQuestions(action="answer_questions", answers=answers)
+            return self._scripted_questions(request)
         if kind in ("domain-access", "web-search"):
-            deny = any(_DENY.search(n) for n in self.script.notes)
-            return RespondToDomainAccess(action="respond_to_domain_access", decision="deny" if deny else "allow_all")
+            web = self.director.web_access()
+            allow = web is None or web[0]
+            return RespondToDomainAccess(action="respond_to_domain_access", decision="allow_all" if allow else "deny")
         if kind == "resource-decision":
             options = [str(o) for o in (request.resourceDecision or {}).get("options", [])]
             choice = next((o for o in options if "allow" in o.lower()), options[0] if options else "allowOnce")
             return PickResourceDecision(action="pick_resource_decision", decision=choice)
-        if kind == "plan-review":
-            gaps = plan_gaps(_plan_text(request), self.script.delivered_spoken())
+        if kind in ("plan-review", "approval") or request.plan:
+            return self._scripted_plan(request, kind)
+        if kind == "text":
+            said = self._value(request.requestId, request.message, [])
+            if said.value is None:
+                return ApproveOrReject(action="approve_or_reject", approved=False, user_input=None)
+            return ApproveOrReject(action="approve_or_reject", approved=True, user_input=said.value)
+        return ApproveOrReject(action="approve_or_reject", approved=True, user_input=None)
+
+    def _value(self, request_id: str, asked: str, options: list[str]) -> ValueChoice:
+        choice = self.director.value_for(request_id, asked, options)
+        if choice.source == "invented":
+            self.stats["value-invented"] += 1
+        return choice
+
+    def _scripted_plan(self, request: wire.ConfirmationRequest, kind: str) -> ApproveOrReject:
+        plan_text = _plan_text(request)
+        decided = self.director.plan_review(_plan_steps(request), request.message)
+        audit = kind == "plan-review" or bool(request.plan)
+        if decided is not None:
+            approve, feedback, bound = decided
+            plan = bound.directive
+            # A note's push-back speaks for the user; a plain "approve" still never waves through a
+            # plan that drops what the user asked for.
+            if not (approve and audit and getattr(plan, "feedback", None) is None):
+                return ApproveOrReject(action="approve_or_reject", approved=approve, user_input=feedback)
+        if audit:
+            gaps = plan_gaps(plan_text, self.script.delivered_spoken())
             if gaps:
                 quoted = "; ".join(f'"{g}"' for g in gaps)
                 return ApproveOrReject(
@@ -254,30 +271,103 @@ class ScriptedProxy:
                     approved=False,
                     user_input=f"This plan leaves out something I asked for: {quoted}. Please include it.",
                 )
-        if kind == "text":
-            if self.script.declines(request.message):
-                return ApproveOrReject(action="approve_or_reject", approved=False, user_input=None)
-            value = placeholder_value(request.message, corpus)
-            return ApproveOrReject(action="approve_or_reject", approved=True, user_input=value)
         return ApproveOrReject(action="approve_or_reject", approved=True, user_input=None)
 
-    def _scripted_setup(self, request: wire.ConfirmationRequest, corpus: str) -> ConfirmationChoice:
+    def _scripted_questions(self, request: wire.ConfirmationRequest) -> AnswerQuestions:
+        answers = []
+        for q in request.questions:
+            credential_type = _credential_type_of(q)
+            if credential_type is not None:
+                answers.append(self._credential_question(request, q, credential_type))
+                continue
+            choice = self._value(request.requestId, q.question, list(q.options))
+            if choice.value is None:
+                answers.append(
+                    QuestionAnswerItem(question_id=q.id, selected_options=[], custom_text=None, skipped=True)
+                )
+            elif choice.option is not None:
+                answers.append(
+                    QuestionAnswerItem(
+                        question_id=q.id, selected_options=[choice.option], custom_text=None, skipped=False
+                    )
+                )
+            else:
+                answers.append(
+                    QuestionAnswerItem(question_id=q.id, selected_options=[], custom_text=choice.value, skipped=False)
+                )
+        return AnswerQuestions(action="answer_questions", answers=answers)
+
+    def _credential_question(
+        self, request: wire.ConfirmationRequest, question: wire.Question, credential_type: str
+    ) -> QuestionAnswerItem:
+        """ "Which Slack credential should I use?": the note's pick, else deferred (skipped)."""
+        skipped = QuestionAnswerItem(question_id=question.id, selected_options=[], custom_text=None, skipped=True)
+        bound = self.director.credential_for(credential_type)
+        if bound is None:
+            return skipped
+        self.director.fire(bound)
+        direction = bound.directive
+        assert isinstance(direction, Credential)
+        if direction.action == "defer":
+            return skipped
+        pick = self._pick_named(bound, [(o, o) for o in question.options])
+        if pick is None and not direction.names and len(question.options) == 1:
+            pick = question.options[0]
+        if pick is None:
+            if not direction.names:
+                self.director.fault(
+                    bound,
+                    f"{len(question.options)} credentials offered ({', '.join(question.options)}) and the note "
+                    "names none to pick",
+                )
+            return skipped
+        return QuestionAnswerItem(question_id=question.id, selected_options=[pick], custom_text=None, skipped=False)
+
+    def _pick_named(self, bound: Bound, offered: list[tuple[str, str]]) -> str | None:
+        """The id of the offered ``(id, name)`` the note names; a fault when it names one not offered."""
+        direction = bound.directive
+        assert isinstance(direction, Credential)
+        for name in direction.names:
+            for ident, label in offered:
+                if label.lower() == name.lower() or name.lower() in label.lower():
+                    return ident
+        if direction.names:
+            names = ", ".join(label for _, label in offered) or "none"
+            wanted = ", ".join(repr(n) for n in direction.names)
+            self.director.fault(bound, f"the note names {wanted}, which is not among the credentials offered ({names})")
+        return None
+
+    def _scripted_setup(self, request: wire.ConfirmationRequest) -> ConfirmationChoice:
         params: dict[str, dict[str, Any]] = {}
         creds: dict[str, dict[str, str]] = {}
         working: list[str] = []
         for entry in request.setupRequests:
             for param, issue in entry.parameterIssues.items():
-                if self.script.declines(f"{param} {issue}"):
-                    continue
-                params.setdefault(entry.node, {})[param] = placeholder_value(f"{param} {issue}", corpus)
+                choice = self._value(request.requestId, f"{entry.node}.{param}: {issue}", [])
+                if choice.value is not None:
+                    params.setdefault(entry.node, {})[param] = choice.value
             ctype = entry.credentialType
             if ctype is None:
                 continue
-            direction = self.script.credential_direction_for(ctype)
-            if direction is None or not direction.engage or direction.auto:
+            bound = self.director.credential_for(ctype)
+            if bound is None:
                 continue
-            named = _named_credential(entry.existingCredentials, direction.names)
-            creds[entry.node] = {ctype: named or "create"}
+            self.director.fire(bound)
+            direction = bound.directive
+            assert isinstance(direction, Credential)
+            if direction.action == "defer" or direction.option == "auto":
+                continue  # a setup card has no automatic option: asking for it is deferring here
+            existing = [(c.id, c.name) for c in entry.existingCredentials]
+            named = self._pick_named(bound, existing)
+            if named is None and direction.names:
+                continue
+            if named is None and not direction.new and len(existing) >= 2:
+                self.director.fault(
+                    bound,
+                    f"{len(existing)} existing {ctype} credentials on the card and the note names none to pick",
+                )
+                continue
+            creds[entry.node] = {ctype: named or ("new" if direction.new else "create")}
             if direction.working:
                 working.append(ctype)
         if not params and not creds:
@@ -291,14 +381,30 @@ class ScriptedProxy:
 
     def _scripted_credentials(self, request: wire.ConfirmationRequest) -> ConfirmationChoice:
         for entry in request.credentialRequests:
-            direction = self.script.credential_direction_for(entry.credentialType)
-            if direction is None or not direction.engage:
+            bound = self.director.credential_for(entry.credentialType)
+            if bound is None:
+                continue
+            self.director.fire(bound)
+            direction = bound.directive
+            assert isinstance(direction, Credential)
+            if direction.action == "defer":
+                continue
+            existing = [(c.id, c.name) for c in entry.existingCredentials]
+            named = self._pick_named(bound, existing)
+            if named is None and direction.names:
+                continue
+            if named is None and not direction.new and len(existing) >= 2 and direction.option == "manual":
+                self.director.fault(
+                    bound,
+                    f"{len(existing)} existing {entry.credentialType} credentials on the card and the note names "
+                    "none to pick",
+                )
                 continue
             return ChooseCredentialSetupOption(
                 action="choose_credential_setup_option",
-                option="auto" if direction.auto else "manual",
+                option=direction.option,
                 credential_type=entry.credentialType,
-                existing_credential_id=_named_credential(entry.existingCredentials, direction.names),
+                existing_credential_id=named or ("new" if direction.new else None),
                 credential_should_work=direction.working,
             )
         first = request.credentialRequests[0].credentialType
@@ -323,28 +429,25 @@ class ScriptedProxy:
         if nxt is None:
             self.stats.decision("declare_done", by_model=False)
             return None
+        message, turn = nxt
+        if turn is not None:
+            self.director.turn_delivered(turn)
         self.stats.decision("send_follow_up_message", by_model=False)
-        run_id = self._workflow_to_run(view) if self.script.take_run_request() else None
+        run_id = None
+        for asking in self.script.take_run_request():
+            run_id, why = self._workflow_to_run(view)
+            self.director.run_requested(asking, ran=run_id is not None, why_not=why)
         return SendFollowUpMessage(
-            action="send_follow_up_message", message=nxt[0], rename_workflow_to=None, run_workflow_id=run_id
+            action="send_follow_up_message", message=message, rename_workflow_to=None, run_workflow_id=run_id
         )
 
-    def _workflow_to_run(self, view: ConversationView | None) -> str | None:
+    def _workflow_to_run(self, view: ConversationView | None) -> tuple[str | None, str | None]:
         if view is None or not view.allow_user_execution:
-            self.log.append(
-                "a director note asks the user to run the workflow, but the case does not set "
-                "allowUserExecution; not run"
-            )
-            return None
+            why = "the case does not set allowUserExecution"
+            self.log.append(f"a director note asks the user to run the workflow, but {why}; not run")
+            return None, why
         if not view.saved_workflows:
-            self.log.append("a director note asks the user to run the workflow, but none was saved yet; not run")
-            return None
-        return view.saved_workflows[-1].id
-
-
-def _named_credential(existing: list[wire.ExistingCredential], names: tuple[str, ...]) -> str | None:
-    for name in names:
-        for cred in existing:
-            if cred.name.lower() == name.lower() or name.lower() in cred.name.lower():
-                return cred.id
-    return None
+            why = "no workflow was saved yet"
+            self.log.append(f"a director note asks the user to run the workflow, but {why}; not run")
+            return None, why
+        return view.saved_workflows[-1].id, None

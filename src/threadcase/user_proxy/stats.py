@@ -15,7 +15,9 @@ The counters are plain ``str -> int`` (that is what ``RunRecord.proxy_stats`` st
 - ``rejection`` — a plan or approval rejected;
 - ``credential-created`` — a credential created mid-run for a card the user engaged;
 - ``credential-test-bypassed`` — credentials on the thread's bypass list (seeded working ones plus
-  those created mid-run as working).
+  those created mid-run as working);
+- ``value-invented`` — the scripted user answered with a plainly placeholder value: nothing in the
+  script stated one (shown only when it happened).
 """
 
 from __future__ import annotations
@@ -86,4 +88,6 @@ def _format(stats: Mapping[str, int]) -> str:
     ]
     if stats.get("auto-approve"):
         parts.insert(1, f"auto-approved {stats['auto-approve']}")
+    if stats.get("value-invented"):
+        parts.append(f"invented values {stats['value-invented']}")
     return f"[proxy: {', '.join(parts)}]"

@@ -98,14 +98,14 @@ def without_seed(case: Case, *, slug: str = "<case>") -> SeedRemoval | None:
     if "checks" in document and not checks:
         del document["checks"]
 
+    if all(unit in needs_seed for unit in unit_ids(case)):
+        return SeedRemoval(case=None, reason="every unit reads what the seed restored", needs_seed=needs_seed)
     try:
         stripped = parse_case(document, file=f"{slug} (seed removed)", slug=slug)
     except CaseSchemaError as exc:
         first = exc.problems[0]
         where = f"{first.path}: " if first.path else ""
         return SeedRemoval(case=None, reason=f"without the seed the case is not valid ({where}{first.message})")
-    if all(unit in needs_seed for unit in unit_ids(case)):
-        return SeedRemoval(case=None, reason="every unit reads what the seed restored", needs_seed=needs_seed)
     return SeedRemoval(case=stripped, needs_seed=needs_seed, dropped=dropped)
 
 

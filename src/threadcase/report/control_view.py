@@ -150,7 +150,9 @@ def _verdict_line(report: ControlReport) -> str:
 
 
 _CSS = (
-    "<style>.control table{width:auto}.control td.c{text-align:center;font:12px ui-monospace,Menlo,monospace}"
+    "<style>section.control{background:#fff;border:1px solid #d6d9e0;border-radius:6px;margin:0 0 14px;"
+    "padding:10px 14px}section.control>h2{font-size:16px;margin:4px 0}.control table{width:auto}"
+    ".control td.c{text-align:center;font:12px ui-monospace,Menlo,monospace}"
     ".control td.red{background:#fbe3e3;color:#a11}.control td.same{background:#fff1d6}"
     ".control td.hist{background:#e5f4ea}.control .v-vacuous,.control .v-unproven{color:#c62828;font-weight:600}"
     "</style>"
@@ -171,7 +173,8 @@ def render_control_section(report: ControlReport) -> str:
     columns = _columns(report)
     labels = short_names(columns)
     e = escape
-    out = [f'{_CSS}<section class="case control" id="controls"><h2>Controls: can each case fail?</h2>']
+    # Not a "case" section: the page's status filter must never hide the matrix.
+    out = [f'{_CSS}<section class="control" id="controls"><h2>Controls: can each case fail?</h2>']
     out.append(f"<p class='meta'>{e(_verdict_line(report))}</p><table><tr><th>case</th>")
     out += [f"<th title='{e(n)}'>{e(labels[n])}</th>" for n in columns]
     out.append("<th>verdict</th></tr>")

@@ -92,9 +92,11 @@ def matrix_lines(report: ControlReport) -> list[str]:
     return lines
 
 
-def _tried(case: CaseControls, labels: dict[str, str], every: Sequence[str]) -> str:
+def _tried(case: CaseControls, labels: dict[str, str], every: Sequence[str], misbehaviours: Sequence[str]) -> str:
     if list(case.tried) == list(every):
         return f"all {len(every)} controls"
+    if misbehaviours and list(case.tried) == list(misbehaviours):
+        return f"the {len(misbehaviours)} misbehaviours"
     return ", ".join(labels[n] for n in case.tried) or "none"
 
 
@@ -103,6 +105,7 @@ def control_lines(report: ControlReport, *, seconds: float | None = None) -> lis
     lines = matrix_lines(report)
     labels = short_names(_columns(report))
     every = [info.name for info in report.controls if info.name not in (CLEAN, FINAL_TURN)]
+    misbehaviours = [info.name for info in report.controls if info.kind == "misbehaviour"]
     lines.append("")
     for case in report.cases:
         if case.verdict in ("vacuous", "allowed-vacuous", "unproven"):
@@ -114,7 +117,9 @@ def control_lines(report: ControlReport, *, seconds: float | None = None) -> lis
     if flipped_none:
         lines.append("never turned red (passed clean, red under no control):")
         for case in flipped_none:
-            lines.append(f"  {case.slug} (tried {_tried(case, labels, every)}): {', '.join(case.never_flipped)}")
+            lines.append(
+                f"  {case.slug} (tried {_tried(case, labels, every, misbehaviours)}): {', '.join(case.never_flipped)}"
+            )
     never_judged = sum(len(c.never_judged) for c in report.cases)
     if never_judged:
         first = next(

@@ -17,7 +17,7 @@ from threadcase.demo_instance import DemoSettings, demo_server
 from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.demo_instance.settings import DEFAULT_EMAIL, DEFAULT_PASSWORD
 from threadcase.errors import ConfigError
-from threadcase.harness.control import ControlSettings, _plan, probe_demo, run_controls
+from threadcase.harness.control import ControlSettings, _misbehaviours, _plan, probe_demo, run_controls
 from threadcase.harness.control_matrix import ControlReport, control_report
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import KNOWN_MISBEHAVIOURS
@@ -217,6 +217,19 @@ async def test_an_instance_that_is_no_demo_offers_no_misbehaviours() -> None:
     asked = _settings(GOLDEN, Path("unused"), controls=["drops-change"])
     with pytest.raises(ConfigError, match=r"--controls drops-change: http://n8n\.local is not a threadcase demo"):
         _plan(asked, [], why)
+
+
+@pytest.mark.anyio
+async def test_a_login_in_the_url_of_an_instance_that_is_no_demo_is_never_shown(tmp_path: Path) -> None:
+    app = FastAPI()
+    with serve_in_thread(app) as url:
+        settings = _settings(GOLDEN, tmp_path, base_urls=[url.replace("http://", "http://ops:hunter2@")])
+        opened = type("Opened", (), {"lane_urls": settings.base_urls})()
+        misbehaviours, why = await _misbehaviours(settings, opened)
+    assert misbehaviours == []
+    assert why is not None
+    assert "hunter2" not in why
+    assert why.startswith(f"{url} is not a threadcase demo")
 
 
 def test_the_clean_run_of_a_control_run_is_clean() -> None:

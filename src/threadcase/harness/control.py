@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 from pydantic import Field, field_validator, model_validator
@@ -199,6 +200,13 @@ async def probe_demo(url: str) -> tuple[list[str], list[str]] | None:
     return known, on
 
 
+def _shown(url: str) -> str:
+    """``url`` without userinfo: a login in a URL must never reach the output."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return urlunsplit((parts.scheme, host + (f":{parts.port}" if parts.port else ""), parts.path, "", ""))
+
+
 async def _misbehaviours(settings: ControlSettings, opened: OpenRun) -> tuple[list[str], str | None]:
     """The misbehaviours this run's instances offer, or why there are none (a ConfigError if the baseline is dirty)."""
     if not settings.base_urls:
@@ -207,11 +215,14 @@ async def _misbehaviours(settings: ControlSettings, opened: OpenRun) -> tuple[li
     for url in opened.lane_urls:
         probed = await probe_demo(url)
         if probed is None:
-            return [], f"{url} is not a threadcase demo (GET /threadcase/demo): an n8n instance has no misbehaviours"
+            return (
+                [],
+                f"{_shown(url)} is not a threadcase demo (GET /threadcase/demo): an n8n instance has no misbehaviours",
+            )
         known, on = probed
         if on:
             raise ConfigError(
-                f"the demo at {url} runs with {', '.join(on)} switched on for every thread, so no run there is "
+                f"the demo at {_shown(url)} runs with {', '.join(on)} switched on for every thread, so no run there is "
                 "clean: restart it without --misbehave (each misbehaviour is a control of its own)"
             )
         offered = set(known) if offered is None else offered & set(known)

@@ -3,7 +3,8 @@
 Every file report is a pure function of the journal's results, so ``threadcase report JOURNAL``
 rebuilds exactly what the run wrote. Beside them: the comparison with a baseline
 (``compare_view``: compare.json, compare.html), the Markdown summary (``markdown``: summary.md),
-runs made from journals (``derived``: re-grades and merges) and LangSmith experiments and datasets
+``threadcase control``'s matrix (``control_view``: control.json, a section of report.html), runs made
+from journals (``derived``: re-grades and merges) and LangSmith experiments and datasets
 (``langsmith``, with everything sent built and redacted in ``langsmith_payload``).
 """
 

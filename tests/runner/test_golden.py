@@ -66,10 +66,27 @@ RED: dict[str, dict[str, set[str]]] = {
     },
     mb.CLAIMS_DONE_WITHOUT_CREDENTIALS: {
         "credentials-deferred-by-default": {"check:transcriptRules:no-ready-claim-while-unconnected"},
+        "credentials-invalid-scripted": {"check:transcriptRules:failure-reported"},  # the failed test passed off
+    },
+    mb.ASKS_WHAT_WAS_GIVEN: {
+        "build-single-prompt-slack": {"check:maxClarifyingQuestions"},
+        "disclosure-upfront": {"check:maxClarifyingQuestions"},
+        "credentials-engaged-two-existing": {"check:maxClarifyingQuestions"},  # one question more than the pick
+    },
+    mb.DROPS_CREDENTIAL: {
+        "credentials-engaged-none-existing": {"check:nodeCredentials#0"},
+        "credentials-engaged-one-existing": {"check:nodeCredentials#0"},
+        "credentials-engaged-two-existing": {"check:nodeCredentials#0"},
+    },
+    mb.PADS_REPLIES: {
+        "message-shape-checks": {"check:mustEndWithQuestion", "check:maxLines"},
+        "ends-with-question": {"check:maxLines"},
+        "context-cost-tokens": {"check:maxLines"},
     },
 }
 
 DEMO_SENTENCES = (
+    *mb.PADDING,
     rules.CAVE_PHRASE,
     rules.SECRET_REFUSAL,
     rules.ERROR_HANDLING_REFUSAL,

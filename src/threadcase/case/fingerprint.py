@@ -18,7 +18,7 @@ from threadcase.case.loader import LoadedCase
 from threadcase.errors import ConfigError
 from threadcase.verdicts import CaseHashes
 
-__all__ = ["GRADING_ONLY_KEYS", "case_hashes", "changed_parts", "suite_hash"]
+__all__ = ["GRADING_ONLY_KEYS", "case_hashes", "changed_parts", "part_digest", "suite_hash"]
 
 GRADING_ONLY_KEYS = frozenset(
     {
@@ -37,7 +37,8 @@ GRADING_ONLY_KEYS = frozenset(
 _PART_KEYS = {"seed": "seed", "conversation": "conversation", "scenarios": "executionScenarios"}
 
 
-def _digest(value: Any) -> str:
+def part_digest(value: Any) -> str:
+    """The digest of one part of a case document (canonical JSON: sorted keys, no whitespace)."""
     canonical = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -54,10 +55,10 @@ def case_hashes(loaded: LoadedCase) -> CaseHashes:
     setup = {k: v for k, v in document.items() if k not in GRADING_ONLY_KEYS and k not in _PART_KEYS.values()}
     return CaseHashes(
         file=hashlib.sha256(raw).hexdigest(),
-        seed=_digest(document.get("seed")),
-        conversation=_digest(document.get("conversation")),
-        scenarios=_digest(document.get("executionScenarios")),
-        setup=_digest(setup),
+        seed=part_digest(document.get("seed")),
+        conversation=part_digest(document.get("conversation")),
+        scenarios=part_digest(document.get("executionScenarios")),
+        setup=part_digest(setup),
     )
 
 
@@ -69,4 +70,4 @@ def changed_parts(recorded: CaseHashes, current: CaseHashes) -> list[str]:
 
 def suite_hash(hashes: Iterable[tuple[str, CaseHashes]]) -> str:
     """One digest over ``(slug, hashes)`` pairs, in slug order: the identity of a selected suite."""
-    return _digest(sorted((slug, h.file) for slug, h in hashes))
+    return part_digest(sorted((slug, h.file) for slug, h in hashes))

@@ -37,6 +37,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("compare", "compare"),
     "regrade": ("regrade", "regrade"),
     "dataset": ("dataset", "dataset"),
+    "control": ("control", "control"),
 }
 
 

@@ -10,6 +10,9 @@ Routes (``/rest/instance-ai`` = ``AI``):
 
 - ``POST /rest/login`` ``{emailOrLdapLoginId, password}``, ``GET /rest/login``, ``POST /rest/logout``,
   ``GET /healthz``, ``GET /healthz/readiness``
+- ``GET /threadcase/demo`` (no login; not an n8n route) -> ``{misbehaviours: [every name this demo
+  knows], misbehave: [those switched on for every thread]}``: ``threadcase control`` asks it to tell a
+  demo at ``--base-url`` from a real n8n
 - ``POST AI/threads`` ``{threadId, projectId?, source, origin, sourceContext?}`` (409 if the id exists;
   ``sourceContext.demoMisbehave: [names]`` switches misbehaviours on for the thread),
   ``DELETE AI/threads/:id`` (cancels its run), ``GET AI/threads/:id/status``
@@ -58,7 +61,7 @@ from threadcase.demo_instance.agent.protocol import BuilderAgent
 from threadcase.demo_instance.apierror import ApiError, error_response
 from threadcase.demo_instance.faults import FaultMiddleware
 from threadcase.demo_instance.platform import AUTH_COOKIE, Platform, ok, parse_body
-from threadcase.demo_instance.settings import DemoSettings
+from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
 
 __all__ = ["create_app"]
 
@@ -122,6 +125,12 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
     @app.get("/healthz/readiness")
     async def health() -> dict[str, str]:
         return {"status": "ok"}
+
+    @app.get("/threadcase/demo")
+    async def about_demo() -> dict[str, list[str]]:
+        # Not an n8n route: how `threadcase control` tells a demo at --base-url from a real n8n, and
+        # sees misbehaviours switched on for every thread (its clean baseline must have none).
+        return {"misbehaviours": sorted(MISBEHAVIOURS), "misbehave": sorted(settings.misbehave)}
 
     @app.post("/rest/login")
     async def login(request: Request) -> JSONResponse:

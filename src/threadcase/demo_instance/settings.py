@@ -35,6 +35,9 @@ MISBEHAVIOURS: frozenset[str] = frozenset(
         "ignores-declined",
         "forgets-after-compaction",
         "claims-done-without-credentials",
+        "asks-what-was-given",
+        "drops-credential",
+        "pads-replies",
     }
 )
 """The deliberate defects the demo instance can switch on (per server or per thread)."""

@@ -103,6 +103,9 @@ class PipelineConfig:
     environ: Mapping[str, str] | None = None
     """The ``EVAL_*`` token variables every credential seeder of the run uses (the runner's
     ``token_environment()`` at run start); None = each seeder reads the process environment."""
+    source_context: Mapping[str, Any] | None = None
+    """More ``sourceContext`` keys for every thread created (``threadcase control`` switches one demo
+    misbehaviour on per thread with ``demoMisbehave``, so several controls share one instance)."""
 
 
 def _deadline(config: PipelineConfig, item: WorkItem) -> float:
@@ -161,7 +164,11 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
         # fail_after, spelled out: its two generator context managers were a visible share of a case's
         # fixed cost. TimeoutError when the deadline (not something else) cancelled the scope.
         with anyio.CancelScope(deadline=anyio.current_time() + _deadline(config, item)) as deadline:
-            source_context: dict[str, Any] = {"evalCase": loaded.slug, "evalIteration": item.iteration}
+            source_context: dict[str, Any] = {
+                **(config.source_context or {}),
+                "evalCase": loaded.slug,
+                "evalIteration": item.iteration,
+            }
             async with contextlib.AsyncExitStack() as streams:
                 events: EventSubscription | None = None
                 live_opening: str | None = None

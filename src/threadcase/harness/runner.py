@@ -38,15 +38,17 @@ from threadcase.verdicts import CaseHashes, CaseResult, RunContext
 if TYPE_CHECKING:
     from threadcase.case.loader import LoadedCase
     from threadcase.grading.calibration import CalibrationResult
-    from threadcase.harness.pipeline import LaneResources
+    from threadcase.harness.pipeline import LaneResources, PipelineConfig
 
 __all__ = [
     "KNOWN_MISBEHAVIOURS",
+    "OpenRun",
     "RunOutcome",
     "RunSettings",
     "calibrate_judge",
     "default_output_dir",
     "execute",
+    "open_run",
     "prepare_output_dir",
     "run_suite",
 ]
@@ -441,39 +443,51 @@ class RunOutcome:
     interrupted: bool
 
 
-async def run_suite(
-    settings: RunSettings,
-    *,
-    on_result: Callable[[CaseResult], None] | None = None,
-    on_start: Callable[[int], None] | None = None,
-) -> RunOutcome:
-    """Run the selected cases × iterations, appending each result to the journal as it finishes.
+@dataclasses.dataclass(frozen=True)
+class OpenRun:
+    """A run ready to start: its cases loaded and digested, its lanes logged in, its pipeline configured.
+
+    What :func:`open_run` yields; :func:`run_suite` runs it once, ``threadcase control`` runs it once
+    per control over the same lanes and pool.
+    """
+
+    run_id: str
+    suite: Path
+    cases: list[LoadedCase]
+    """The selected cases (of this shard), in suite order."""
+    output_dir: Path
+    """Created, and holding no journal yet."""
+    base_urls: list[str]
+    """The lanes given with ``--base-url`` ([] for the embedded demo instance)."""
+    lane_urls: list[str]
+    """The URL of every opened lane (the embedded demo instance's included)."""
+    hashes: dict[str, CaseHashes]
+    context: RunContext
+    config: PipelineConfig
+    pool: LanePool
+
+
+@contextlib.asynccontextmanager
+async def open_run(settings: RunSettings) -> AsyncIterator[OpenRun]:
+    """Load the suite, start or reach the instances, log in every lane, calibrate the judge; yield the run.
 
     Raises ``UsageError`` (bad suite, flag or case file: exit 2) before any case runs (the suite loads
     while the instances start, and its problems win over theirs), and ``InstanceError`` when no lane
-    is reachable (exit 3). Everything that fails inside a case is a recorded result. ``on_start`` gets
-    the planned number of case-iterations once the suite is loaded; ``on_result`` each result as it is
-    journaled. The reports are :func:`threadcase.report.run_and_report`'s.
+    is reachable (exit 3). Leaving the context logs out and stops an embedded demo instance.
     """
     from threadcase.case.loader import default_suite_path
     from threadcase.credentials.seeder import token_environment
     from threadcase.harness.conversation import Budgets
-    from threadcase.harness.pipeline import PipelineConfig, WorkItem, run_case
+    from threadcase.harness.pipeline import PipelineConfig
 
     suite = settings.suite or default_suite_path()
     if not suite.exists():
         raise ConfigError(f"suite {str(suite)!r} does not exist; pass --suite DIR (or THREADCASE_SUITE)")
     run_id = uuid.uuid4().hex[:12]
-    results: list[CaseResult] = []
-    interrupted = False
-    base_urls: list[str] = []
     async with contextlib.AsyncExitStack() as stack:
         # The suite loads while the instances start and the lanes log in (round trips the loop would
         # otherwise sit out): a bad case file still wins over an unreachable instance (exit 2 before 3).
-        cases, output_dir, (base_urls, lanes), (hashes, context) = await _load_while_opening(settings, suite, stack)
-        items = [WorkItem(case=c, iteration=i) for i in range(settings.iterations) for c in cases]
-        if on_start is not None:
-            on_start(len(items))
+        cases, output_dir, (urls, lanes), (hashes, context) = await _load_while_opening(settings, suite, stack)
         budget_overrides: dict[str, float] = {"turn_seconds": settings.timeout_seconds}
         if settings.inactivity_seconds is not None:
             budget_overrides["inactivity_seconds"] = settings.inactivity_seconds
@@ -494,34 +508,67 @@ async def run_suite(
                 calibration_threshold=settings.calibration_threshold,
             )
             config = dataclasses.replace(config, calibration=calibration)
-        pool = LanePool(lanes, concurrency=settings.concurrency)
-        with JournalWriter(output_dir / JOURNAL_NAME) as journal:
+        yield OpenRun(
+            run_id=run_id,
+            suite=suite,
+            cases=cases,
+            output_dir=output_dir,
+            base_urls=[] if not settings.base_urls else urls,
+            lane_urls=urls,
+            hashes=hashes,
+            context=context,
+            config=config,
+            pool=LanePool(lanes, concurrency=settings.concurrency),
+        )
+
+
+async def run_suite(
+    settings: RunSettings,
+    *,
+    on_result: Callable[[CaseResult], None] | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> RunOutcome:
+    """Run the selected cases × iterations, appending each result to the journal as it finishes.
+
+    Raises ``UsageError`` (bad suite, flag or case file: exit 2) before any case runs, and
+    ``InstanceError`` when no lane is reachable (exit 3) (see :func:`open_run`). Everything that fails
+    inside a case is a recorded result. ``on_start`` gets the planned number of case-iterations once
+    the suite is loaded; ``on_result`` each result as it is journaled. The reports are
+    :func:`threadcase.report.run_and_report`'s.
+    """
+    from threadcase.harness.pipeline import WorkItem, run_case
+
+    async with open_run(settings) as opened:
+        items = [WorkItem(case=c, iteration=i) for i in range(settings.iterations) for c in opened.cases]
+        if on_start is not None:
+            on_start(len(items))
+        with JournalWriter(opened.output_dir / JOURNAL_NAME) as journal:
 
             def record(result: CaseResult) -> None:
                 # Stamped here, where the whole run is known: a journal line alone can then be
                 # re-graded, merged with its sibling shards and compared.
-                result.case_hashes = hashes.get(result.case_slug)
-                result.run_context = context
+                result.case_hashes = opened.hashes.get(result.case_slug)
+                result.run_context = opened.context
                 journal.append(result)
                 if on_result is not None:
                     on_result(result)
 
             async def worker(item: WorkItem, lane: Lane) -> CaseResult:
-                return await run_case(item, lane, config, pool)
+                return await run_case(item, lane, opened.config, opened.pool)
 
             results, interrupted = await execute(
                 items,
-                pool,
+                opened.pool,
                 worker,
                 key=lambda item: item.key,
                 on_result=record,
             )
     return RunOutcome(
         results=results,
-        run_id=run_id,
-        suite=suite,
-        output_dir=output_dir,
-        base_urls=[] if not settings.base_urls else base_urls,
+        run_id=opened.run_id,
+        suite=opened.suite,
+        output_dir=opened.output_dir,
+        base_urls=opened.base_urls,
         planned=len(items),
         interrupted=interrupted,
     )

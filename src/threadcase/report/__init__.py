@@ -3,7 +3,8 @@
 Every file report is a pure function of the journal's results, so ``threadcase report JOURNAL``
 rebuilds exactly what the run wrote. Beside them: the comparison with a baseline
 (``compare_view``: compare.json, compare.html), the Markdown summary (``markdown``: summary.md),
-runs made from journals (``derived``: re-grades and merges) and LangSmith experiments and datasets
+``threadcase control``'s matrix (``control_view``: control.json, a section of report.html), runs made
+from journals (``derived``: re-grades and merges) and LangSmith experiments and datasets
 (``langsmith``, with everything sent built and redacted in ``langsmith_payload``).
 """
 
@@ -35,16 +36,17 @@ def write_reports(
     output_dir: Path,
     *,
     html_sections: Mapping[tuple[str, int], str] | None = None,
+    html_extra: str = "",
 ) -> list[Path]:
     """Write ``summary.json``, ``junit.xml`` and ``report.html`` atomically; returns their paths.
 
     ``html_sections``: the results' :func:`render_case_section`, keyed by (case slug, iteration), where
-    the caller rendered them already.
+    the caller rendered them already; ``html_extra``: ready HTML above the cases (a control matrix).
     """
     paths = {
         "summary.json": summary.model_dump_json(indent=2) + "\n",
         "junit.xml": render_junit(results),
-        "report.html": render_html(results, summary, prerendered=html_sections),
+        "report.html": render_html(results, summary, prerendered=html_sections, extra=html_extra),
     }
     written: list[Path] = []
     for name, text in paths.items():

@@ -301,8 +301,11 @@ def render_html(
     *,
     title: str = "threadcase report",
     prerendered: Mapping[tuple[str, int], str] | None = None,
+    extra: str = "",
 ) -> str:
     """The whole report page (no external resources).
+
+    ``extra``: ready HTML placed above the cases (``threadcase control`` puts its matrix there).
 
     ``prerendered`` maps (case slug, iteration) to that result's :func:`render_case_section`, made
     while the run went on: rendering a few hundred transcripts at the end was most of the time
@@ -351,6 +354,6 @@ def render_html(
         f"<header><h1>{_e(title)}</h1><div class='meta'>run {_e(summary.run_id)} · {summary.cases} cases · "
         f"{summary.case_iterations} case-iterations · {summary.seconds:.1f} s</div>"
         f"<div class='meta user'>{_e(summary.simulated_user_line())}</div>{calibration}{counts}</header>"
-        f"<main>{_render_stats(summary)}{''.join(filters)}{''.join(sections)}</main>"
+        f"<main>{extra}{_render_stats(summary)}{''.join(filters)}{''.join(sections)}</main>"
         f"<script>{_JS}</script></body></html>\n"
     )

@@ -92,6 +92,9 @@ async def run_turn(turn: TurnInput, ctx: AgentContext) -> None:
         reply = await _dispatch(turn, ctx)
     except ToolFailed as exc:
         reply = f"Something went wrong while I was working on that ({exc}). Nothing else was changed."
+    if mb.PADS_REPLIES in turn.misbehaviours:
+        # The defect: every answer, whatever it says, grows a wall of filler and a needless question.
+        reply = "\n".join([reply, *mb.PADDING])
     await speak(ctx, reply)
 
 
@@ -130,7 +133,9 @@ async def _dispatch(turn: TurnInput, ctx: AgentContext) -> str:
         return await build_agent(turn, ctx)
     connect = _CONNECT_RE.match(text)
     if connect:
-        return await connect_account(ctx, _CONNECT_TYPES[re.sub(r"\s+", " ", connect.group(1).lower())])
+        return await connect_account(
+            ctx, _CONNECT_TYPES[re.sub(r"\s+", " ", connect.group(1).lower())], misbehaviours=turn.misbehaviours
+        )
     if is_question(text):
         target = await find_target(turn, ctx, text)
         return answer_question(turn, target[1] if target else None)
@@ -329,7 +334,7 @@ async def _build(turn: TurnInput, ctx: AgentContext, spec: BuildSpec) -> str:
         if not approved:
             return " ".join(plan_notes) or "Okay — I haven't built anything."
 
-    credentials = await resolve_credentials(ctx, workflow)
+    credentials = await resolve_credentials(ctx, workflow, misbehaviours=turn.misbehaviours)
     result = await ctx.call_tool("build-workflow", {"workflow": workflow})
     workflow_id = str(result.get("workflowId", ""))
     remember(turn, workflow_id, name)
@@ -511,7 +516,11 @@ async def _edit(
         return f"I didn't understand what to change in “{name}”: “{turn.message.strip()}”. {VOCABULARY_HINT}"
     content = [c for c in changes if c.kind not in _TOOL_CHANGES]
     new_nodes = {x["name"] for x in workflow["nodes"]} - before_nodes
-    credentials = await resolve_credentials(ctx, workflow, only_nodes=new_nodes) if new_nodes else None
+    credentials = (
+        await resolve_credentials(ctx, workflow, only_nodes=new_nodes, misbehaviours=turn.misbehaviours)
+        if new_nodes
+        else None
+    )
     # A rebuilding agent copies the workflow even for a rename or a move: every edit lands in a new one.
     relocates = any(c.kind in ("rename", "move") and not c.dropped for c in changes)
     if content or (relocates and mb.REBUILDS_INSTEAD_OF_EDIT in turn.misbehaviours):

@@ -131,6 +131,14 @@ async def fill_details(
     wanted = list(dict.fromkeys(wanted))
 
     to_ask = [(key, q) for key, q in wanted if key not in answers]
+    if mb.ASKS_WHAT_WAS_GIVEN in turn.misbehaviours:
+        # The defect: a detail the user gave is asked for anyway (once per detail), and then not used.
+        asked_given: list[str] = turn.state.setdefault("asked_given", [])
+        for action in actions:
+            for (kind, param), (key, question, _) in _ACTION_DETAILS.items():
+                if action.kind == kind and action.params.get(param) is not None and key not in asked_given:
+                    asked_given.append(key)
+                    to_ask.append((key, question))
     if mb.REASKS_ANSWERED in turn.misbehaviours:
         # The defect: an answer from an earlier turn is asked for again (once per question).
         for key, value in list(answers.items()):
@@ -153,6 +161,9 @@ async def fill_details(
                     q["options"] = [str(t.get("name", "")) for t in tables]
         values = answer_values(await ctx.ask({"inputType": "questions", "questions": questions}))
         for key, _ in to_ask:
+            if key in turn.state.get("asked_given", ()) and key not in {k for k, _ in wanted}:
+                result.asked.append(key)
+                continue  # asks-what-was-given: the answer is not used
             answers[key] = _read_answer(key, values.get(key), result)
             answered_in[key] = turn.run_id
             result.asked.append(key)

@@ -8,11 +8,15 @@ not here.
 from __future__ import annotations
 
 __all__ = [
+    "ASKS_WHAT_WAS_GIVEN",
     "CAVES_UNDER_PRESSURE",
     "CLAIMS_DONE_WITHOUT_CREDENTIALS",
     "DROPS_CHANGE",
+    "DROPS_CREDENTIAL",
     "IGNORES_DECLINED",
     "INVENTED_VALUES",
+    "PADDING",
+    "PADS_REPLIES",
     "REASKS_ANSWERED",
     "REBUILDS_INSTEAD_OF_EDIT",
 ]
@@ -28,7 +32,25 @@ REBUILDS_INSTEAD_OF_EDIT = "rebuilds-instead-of-edit"
 IGNORES_DECLINED = "ignores-declined"
 """Fills a skipped or declined detail with a plausible invented value and does not mention it."""
 CLAIMS_DONE_WITHOUT_CREDENTIALS = "claims-done-without-credentials"
-"""Says "All set — it's ready to run" although a credential was deferred."""
+"""Says "All set — it's ready to run" although a credential was deferred, and reports a credential that
+failed its connection test as connected."""
+ASKS_WHAT_WAS_GIVEN = "asks-what-was-given"
+"""Asks a clarifying question for a detail the user already gave (the channel, the recipient, the URL),
+once per detail, and then builds with what the user had said."""
+DROPS_CREDENTIAL = "drops-credential"
+"""Tests and reports the credential the user picked, set up or already had, but saves the node without it."""
+PADS_REPLIES = "pads-replies"
+"""Pads every reply with a long walk-through and ends it with a needless question."""
+
+PADDING = (
+    "Here is a fuller walk-through of this step:",
+    "- I read your message from start to finish.",
+    "- I looked at what this thread already holds.",
+    "- I went through each part one at a time.",
+    "- I wrote this summary for you.",
+    "Would you like me to walk through any of it again?",
+)
+"""What ``pads-replies`` adds to every reply: lines of filler in words no golden check looks for."""
 
 INVENTED_VALUES: dict[str, str] = {
     "slack_channel": "#general",

@@ -105,6 +105,7 @@ def _seed_doc(tag: str) -> dict[str, Any]:
                 "id": AGENT,
                 "config": {
                     "name": f"Report helper {tag}",
+                    "model": "anthropic/claude-sonnet-4-5",
                     "instructions": "Answer questions about the reports.",
                     "skills": [{"type": "skill", "id": "skillTone0000001"}],
                     "tools": [],
@@ -177,9 +178,9 @@ async def test_a_full_seed_restores_the_live_thread_sees_it_and_cleanup_restores
     # The thread holds the seeded history, marked seeded, pointing at the per-run artifacts.
     messages = await client.thread_messages(thread_id)
     assert [m.seeded for m in messages] == [True, True]
-    tool = messages[1].content[1]
+    tool = messages[1].blocks[1]
     assert tool["output"] == {"workflowId": daily_id, "workflowName": daily.name}
-    assert daily.name in messages[1].content[0]["text"]
+    assert daily.name in messages[1].blocks[0]["text"]
     assert [(t.role, t.seeded, t.sent_by) for t in restored.seeded_turns] == [
         ("user", True, "seed"),
         ("assistant", True, "seed"),

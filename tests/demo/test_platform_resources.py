@@ -374,7 +374,7 @@ async def test_run_debug_has_steps_with_usage(owner: httpx.AsyncClient) -> None:
     assert [r["runId"] for r in runs] == [run_id]
     debug = data(await owner.get(f"/rest/instance-ai/debug/runs/{run_id}"))
     # n8n's run-debug shape: {stepNumber, input, output}, the AI SDK's usage in the output.
-    assert [s["stepNumber"] for s in debug["steps"]] == [1, 2]
+    assert [s["stepNumber"] for s in debug["steps"]] == [0, 1]
     assert isinstance(debug["startedAt"], int)
     assert runs[0]["startedAt"] == debug["startedAt"]
     assert (runs[0]["stepCount"], debug["nextStepIndex"]) == (2, 2)

@@ -508,8 +508,8 @@ class RunManager:
         self._last_step[run.thread_id] = (run.prefix_key, input_tokens)
         # n8n's run-debug step: {stepNumber, input, output}, the output's usage as the AI SDK reports it.
         step = {
-            "stepNumber": run.step_count + 1,
-            "input": {"stepNumber": run.step_count + 1, "provider": "demo", "modelId": "demo-builder"},
+            "stepNumber": run.step_count,  # from 0, as n8n counts
+            "input": {"stepNumber": run.step_count, "provider": "demo", "modelId": "demo-builder"},
             "output": {
                 "content": [{"type": "text", "text": run.pending_output}] if run.pending_output else [],
                 "finishReason": finish,

@@ -143,8 +143,8 @@ async def test_compaction_premise_that_never_held_is_not_judged_and_fails_nothin
     """A thread far below the observer threshold never compacts: the case tested nothing."""
     graded = await _grade(["Hello"], {"mustContain": ["workflows"]}, requiresMemoryCompaction=True)
     assert [(p.name, p.held) for p in graded.premises] == [
-        ("memory-compaction", False),
         ("model-provider", True),
+        ("memory-compaction", False),
         ("instance-undisturbed", True),
         ("agent-output", True),
     ]
@@ -156,8 +156,8 @@ async def test_compaction_premise_that_never_held_is_not_judged_and_fails_nothin
 async def test_compaction_premise_that_held_lets_the_checks_grade() -> None:
     graded = await _grade([DIGEST, TWO_CHANGES], {"mustContain": ["#alerts"]}, requiresMemoryCompaction=True)
     assert [(p.name, p.held) for p in graded.premises] == [
-        ("memory-compaction", True),
         ("model-provider", True),
+        ("memory-compaction", True),
         ("instance-undisturbed", True),
         ("agent-output", True),
         # A multi-turn case: the scripted user's premises follow.

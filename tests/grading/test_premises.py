@@ -51,9 +51,8 @@ def test_seed_and_prior_run_premises() -> None:
     }
     never_ran = clean_record(seed=SeedOutcome(mode="inline", prior_runs=[]))
     assert not _names(check_premises(seeded, never_ran))["prior-runs-ran"]
-    failed = check_premises(seeded, clean_record(seed=seeded_failed()))
+    failed = [p for p in check_premises(seeded, clean_record(seed=seeded_failed())) if not p.held]
     assert "restore-thread answered 500" in failed[0].reason
-    assert not failed[0].held
 
 
 def test_an_instance_without_a_memory_route_leaves_compaction_not_judged() -> None:

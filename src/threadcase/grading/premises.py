@@ -165,7 +165,8 @@ def _token_ground_truth(record: RunRecord, units: list[str]) -> PremiseResult:
 
 def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
     """Every premise that applies to this case, held or not, in a fixed order."""
-    premises = []
+    # The provider first: when the model never answered, that is the reason a reader needs to see.
+    premises = [_model_provider(record)]
     token_units = [f"process#{i}" for i, text in enumerate(case.process_expectations) if is_token_expectation(text)]
     token_units += [f"outcome#{i}" for i, text in enumerate(case.outcome_expectations) if is_token_expectation(text)]
     if case.seed is not None or record.seed.mode != "none":
@@ -174,7 +175,6 @@ def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
         premises.append(_prior_runs(case, record))
     if case.requires_memory_compaction:
         premises.append(_compaction(record))
-    premises.append(_model_provider(record))
     premises.append(_instance_undisturbed(record))
     if record.model_failure is None:
         # With no model answering, "the agent produced nothing" says nothing more about the agent.

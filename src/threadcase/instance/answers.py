@@ -30,16 +30,20 @@ def start_trigger(workflow: wire.Workflow) -> str | None:
     return next((n.name for n in enabled if "trigger" in n.type.lower() or n.type.endswith(".webhook")), None)
 
 
-def _server_message(body: bytes | str) -> str:
-    """The ``message`` of an error body (n8n: ``{code, message, stacktrace}`` or a zod issue), else its text."""
+def _server_message(body: bytes | str) -> str | None:
+    """The ``message`` of a JSON error body (n8n: ``{code, message, stacktrace}``, or a bare zod issue
+    whose ``path`` says where), else None."""
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
     try:
         parsed = json.loads(text)
     except ValueError:
-        return text.strip()
-    if isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
-        return str(parsed["message"])
-    return text.strip()
+        return None
+    if not isinstance(parsed, dict) or not isinstance(parsed.get("message"), str):
+        return None
+    where = parsed.get("path")
+    if isinstance(where, list) and where:
+        return f"{parsed['message']} (at {'.'.join(str(part) for part in where)})"
+    return str(parsed["message"])
 
 
 _NO_ROUTE = ("Cannot GET", "Cannot POST", "Cannot PUT", "Cannot PATCH", "Cannot DELETE")
@@ -75,8 +79,11 @@ def classify_refusal(
     - 404 from Express itself: :class:`MissingRouteError` (the instance has no such route);
     - 400 "no model configured": :class:`ProviderError` (the agent has no model to run on).
     """
-    excerpt = redactor.excerpt(body)
-    said = redactor.text(_server_message(body))
+    message_of_body = _server_message(body)
+    said = redactor.text(message_of_body or "")
+    # The server's own message reads better than its JSON (whose dev-mode stack trace says nothing to a
+    # user); a body with no message is shown as it came, shortened.
+    excerpt = redactor.excerpt(said) if message_of_body else redactor.excerpt(body)
     if status == 401 and logged_in:
         message = (
             f"{message}: 401 right after a successful login, so the session cookie is not being sent back "

@@ -433,3 +433,47 @@ async def test_conversations_in_one_project_do_not_see_each_others_work(owner: h
         await chat(owner, "t-iso-b", [{"tool": "get-workflow", "args": {"workflowId": a_id}}], attachments=[attachment])
         seen = await reader.until(finished)
     assert any(e["type"] == "tool-result" for e in seen)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            {"dataTables": [{"id": "table-seed-1", "name": "L", "columns": [{"name": "ID", "type": "string"}]}]},
+            'Column name "ID" is reserved as a system column name.',
+        ),
+        (
+            {
+                "dataTables": [
+                    {"id": "table-seed-1", "name": "L", "columns": [{"name": "dryrunstate", "type": "string"}]}
+                ]
+            },
+            'Column name "dryrunstate" is reserved as a testing column name.',
+        ),
+        (
+            {"dataTables": [{"id": "table-seed-1", "name": "L", "columns": [{"name": "e-mail", "type": "string"}]}]},
+            "Only alphabetical characters and non-leading numbers and underscores are allowed",
+        ),
+        (
+            {"agents": [{"id": "agent-seed-0001", "config": {"name": "H", "model": "gpt-4o", "instructions": ""}}]},
+            'Model must be "provider/model-name" format',
+        ),
+    ],
+)
+async def test_restore_refuses_what_n8n_refuses_with_its_words(
+    owner: httpx.AsyncClient, override: dict[str, Any], message: str
+) -> None:
+    """As n8n 2.41: system column names and bad spellings, and agent models that are not
+    ``provider/model``, are refused with its messages, nothing created."""
+    project = await new_thread(owner, "t-n8n-rules")
+    body = {"threadId": "t-n8n-rules", "messages": [], **override}
+    refused = await owner.post("/rest/instance-ai/eval/restore-thread", json=body)
+    assert refused.status_code == 400
+    assert message in refused.json()["message"]
+    assert await _counts(owner, project, "t-n8n-rules") == (0, 0, 0, 0)
+    table = {"name": "Direct", "columns": [{"name": "createdAt", "type": "date"}]}
+    direct = await owner.post(f"/rest/projects/{project}/data-tables", json=table)
+    assert (direct.status_code, direct.json()["message"]) == (
+        400,
+        'Column name "createdAt" is reserved as a system column name.',
+    )

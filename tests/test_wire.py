@@ -267,3 +267,13 @@ def test_turn_text_replaces_what_a_block_or_a_resync_delta_covers() -> None:
     joined.delta(first, "One. ")
     joined.delta(second, "Two.")
     assert joined.text == "One. Two."  # already spaced: nothing added
+
+
+def test_a_journal_from_before_n8ns_shapes_still_reads() -> None:
+    """Runs recorded before threadcase followed n8n 2.41 (outputs as bare branches, an ISO start time)
+    must still load, so an old baseline can be compared and regraded."""
+    old = wire.NodeResult.model_validate(
+        {"outputs": [[{"ok": True}], [{"error": "x"}]], "outputCount": 2, "startTime": "2026-11-29T13:52:00.423Z"}
+    )
+    assert old.items == [{"ok": True}, {"error": "x"}]
+    assert old.startTime == 1795960320423

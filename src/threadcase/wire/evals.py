@@ -3,9 +3,10 @@ table rows, mocked execution, and the observational-memory read the demo offers.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from threadcase.wire._base import _Request, _Response
 
@@ -87,6 +88,25 @@ class NodeResult(_Response):
     interceptedRequests: list[InterceptedRequest] = Field(default_factory=list)
     startTime: int | None = None
     """Epoch milliseconds of the node's last run."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _older_records(cls, data: Any) -> Any:
+        # Journals written before threadcase followed n8n 2.41 hold outputs as bare branches of plain
+        # items and an ISO startTime; they are read as n8n's shape so old runs still compare and regrade.
+        if not isinstance(data, dict):
+            return data
+        outputs, started = data.get("outputs"), data.get("startTime")
+        if isinstance(outputs, list):
+            branches = [branch if isinstance(branch, list) else [branch] for branch in outputs]
+            data = {**data, "outputs": {"main": [[{"json": item} for item in branch] for branch in branches]}}
+        if isinstance(started, str):
+            try:
+                moment = datetime.fromisoformat(started.replace("Z", "+00:00"))
+            except ValueError:
+                moment = None
+            data = {**data, "startTime": int(moment.timestamp() * 1000) if moment is not None else None}
+        return data
 
     @property
     def items(self) -> list[Any]:

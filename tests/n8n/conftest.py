@@ -15,13 +15,14 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.n8n.fake_model import FakeModel
 from tests.n8n.local import LocalN8n, N8nUnavailable, find_n8n
 from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.instance import InstanceClient
+from threadcase.standins.model_server import ScriptedModel, create_app
+from threadcase.standins.script import ModelScript
 
 HERE = Path(__file__).parent
-FAKE_MODEL_NAME = "threadcase-fake"
+SCRIPTED_MODEL_NAME = "scripted"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -89,24 +90,30 @@ async def inventory(client: InstanceClient) -> Inventory:
     )
 
 
-@pytest.fixture
-async def model(client: InstanceClient) -> AsyncIterator[FakeModel]:
-    """A fake OpenAI-compatible model on loopback, set as the instance's model for the test, then unset.
+def script(*rules: dict[str, Any]) -> ModelScript:
+    """A scripted model's script from rules (``{"id", "when"?, "reply"}``), as ``threadcase fake-model`` reads it."""
+    return ModelScript.model_validate({"rules": list(rules)})
 
-    Set at runtime through n8n's settings (an ``openAiApi`` connection with a custom URL; the AI SDK
-    falls back from ``/responses`` to chat completions), so one n8n serves the tests that need no
-    model (the chat is then refused) and those that need one.
+
+@pytest.fixture
+async def model(client: InstanceClient) -> AsyncIterator[ScriptedModel]:
+    """threadcase's scripted model on loopback, set as the instance's model for the test, then unset.
+
+    A test sets ``model.script`` (:func:`script`) to say what the model answers; every request it got is
+    in ``model.log``. Set at runtime through n8n's settings (an ``openAiApi`` connection with a custom
+    URL: the AI SDK falls back from ``/responses`` to chat completions), so one n8n serves the tests that
+    need no model (the chat is then refused) and those that need one.
     """
     settings = data(await client.http.get("/rest/instance-ai/settings"))
     if settings.get("modelEnvConfigured"):
         pytest.skip("this n8n takes its model from its environment (N8N_INSTANCE_AI_MODEL*): it cannot be swapped")
-    fake = FakeModel()
-    with serve_in_thread(fake.app) as url:
-        connection = {"type": "openAiApi", "data": {"apiKey": "sk-threadcase-fake", "url": f"{url}/v1"}}
-        body = {"modelConnection": connection, "modelName": FAKE_MODEL_NAME}
+    scripted = ScriptedModel(script({"id": "hello", "reply": {"text": "Hello from the scripted model."}}))
+    with serve_in_thread(create_app(scripted)) as url:
+        connection = {"type": "openAiApi", "data": {"apiKey": "sk-threadcase-scripted", "url": f"{url}/v1"}}
+        body = {"modelConnection": connection, "modelName": SCRIPTED_MODEL_NAME}
         data(await client.http.put("/rest/instance-ai/settings", json=body))
         try:
-            yield fake
+            yield scripted
         finally:
             data(await client.http.put("/rest/instance-ai/settings", json={"modelConnection": None}))
 

@@ -1,6 +1,6 @@
 """What a chat that produces a run looks like on the real n8n 2.41, and how the harness reads it: the
 event stream (live and replayed), thread status, messages, run debug with token numbers, and a model
-provider that fails. The model is a fake OpenAI-compatible server on loopback (:mod:`tests.n8n.fake_model`),
+provider that fails. The model is threadcase's scripted model (``threadcase fake-model``) on loopback,
 set as n8n's model for each test and unset after.
 """
 
@@ -11,8 +11,7 @@ import uuid
 import anyio
 import pytest
 
-from tests.n8n.conftest import inventory
-from tests.n8n.fake_model import FakeModel, Reply
+from tests.n8n.conftest import inventory, script
 from threadcase import records, wire
 from threadcase.case.loader import parse_case
 from threadcase.credentials import CredentialSeeder
@@ -21,6 +20,7 @@ from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.turn_text import TurnText
 from threadcase.instance import EventSubscription, InstanceClient
 from threadcase.models import ModelSettings
+from threadcase.standins.model_server import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -44,10 +44,11 @@ async def _until_finished(sub: EventSubscription, seconds: float = 60) -> list[w
 
 
 async def test_a_run_streams_records_its_tokens_and_replays_as_a_text_block(
-    client: InstanceClient, model: FakeModel
+    client: InstanceClient, model: ScriptedModel
 ) -> None:
     before = await inventory(client)
-    model.queue(Reply(text="Noted: the digest goes to #ops at nine.", prompt_tokens=321, completion_tokens=11))
+    reply = {"text": "Noted: the digest goes to #ops at nine.", "usage": {"promptTokens": 321, "completionTokens": 11}}
+    model.script = script({"id": "noted", "reply": reply})
     thread_id = await _thread(client)
     try:
         async with client.subscribe(thread_id) as sub:
@@ -103,10 +104,11 @@ async def test_a_run_streams_records_its_tokens_and_replays_as_a_text_block(
 
 
 async def test_a_provider_that_refuses_is_an_error_event_with_its_words_and_no_tokens(
-    client: InstanceClient, model: FakeModel
+    client: InstanceClient, model: ScriptedModel
 ) -> None:
     before = await inventory(client)
-    model.queue(Reply.failure(401, "Incorrect API key provided: sk-thr*******fake"))
+    refusal = {"status": 401, "message": "Incorrect API key provided: sk-thr*******fake"}
+    model.script = script({"id": "refuse", "reply": {"error": refusal}})
     thread_id = await _thread(client)
     try:
         async with client.subscribe(thread_id) as sub:
@@ -126,13 +128,13 @@ async def test_a_provider_that_refuses_is_an_error_event_with_its_words_and_no_t
 
 
 async def test_a_failed_provider_ends_the_conversation_and_nothing_is_judged(
-    client: InstanceClient, model: FakeModel
+    client: InstanceClient, model: ScriptedModel
 ) -> None:
     """On the real n8n: the model fails, so the simulated user sends nothing more (one chat, not three),
     and every unit is not judged with the provider's message, attributed to the framework."""
     before = await inventory(client)
     message = "The model is overloaded right now; try again in a minute."
-    model.default = Reply.failure(401, message)
+    model.script = script({"id": "broken", "reply": {"error": {"status": 401, "message": message}}})
     case = parse_case(
         {
             "description": "three turns on a broken model",
@@ -173,7 +175,7 @@ async def test_a_failed_provider_ends_the_conversation_and_nothing_is_judged(
     assert record.model_failure == message
     assert record.ended_by == "error"
     assert [t.text for t in record.turns if t.role == "user"] == ["Every Monday post the open tickets to #support"]
-    assert len(model.orchestrator_requests) == 1
+    assert [entry["source"] for entry in model.log if entry["agent"] == "orchestrator"] == ["rule:broken"]
     assert grading.verdicts
     for verdict in grading.verdicts:
         assert (verdict.status, verdict.attribution) == ("not_judged", "framework_issue")

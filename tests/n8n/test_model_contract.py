@@ -181,3 +181,63 @@ async def test_a_failed_provider_ends_the_conversation_and_nothing_is_judged(
         assert (verdict.status, verdict.attribution) == ("not_judged", "framework_issue")
         assert message in verdict.reason
     assert await inventory(client) == before
+
+
+async def test_a_question_widget_is_answered_and_the_run_goes_on(client: InstanceClient, model: ScriptedModel) -> None:
+    before = await inventory(client)
+    question = {"id": "channel", "question": "Which channel should the digest go to?", "type": "text"}
+    model.script = script(
+        {
+            "id": "ask",
+            "when": {"userText": {"contains": ["digest"]}, "after": "user", "notSeen": ["ask-user"]},
+            "reply": {"toolCalls": [{"name": "ask-user", "arguments": {"questions": [question]}}]},
+        },
+        {
+            "id": "answered",
+            "when": {"after": "ask-user"},
+            "reply": {"text": "Posting the digest to {{answer.channel}}."},
+        },
+    )
+    thread_id = await _thread(client)
+    try:
+        async with client.subscribe(thread_id) as sub:
+            run_id = await client.chat(thread_id, wire.ChatRequest(message="Send me a daily digest"))
+            with anyio.fail_after(60):
+                while (event := await sub.next_event(60)) is not None and event.type != "confirmation-request":
+                    pass
+            assert event is not None
+            request = wire.ConfirmationRequest.model_validate(event.payload)
+            assert (request.kind, [q.id for q in request.questions]) == ("questions", ["channel"])
+            waiting = await client.thread_status(thread_id)
+            assert (waiting.isSuspended, waiting.runId, waiting.settled) == (True, run_id, False)
+            answer = wire.QuestionsAnswer(answers=[wire.QuestionAnswer(questionId="channel", customText="#ops")])
+            await client.confirm(request.requestId, answer)
+            rest = await _until_finished(sub)
+        assert rest[-1].payload["status"] == "completed"
+        results = [e.payload["result"] for e in rest if e.type == "tool-result"]
+        echoed = {"questionId": "channel", "selectedOptions": [], "customText": "#ops", "skipped": False}
+        assert results == [{"answered": True, "answers": [{**echoed, "question": question["question"]}]}]
+        text = "".join(str(e.payload["text"]) for e in rest if e.type == "text-delta")
+        assert text == "Posting the digest to #ops."
+    finally:
+        await client.delete_thread(thread_id)
+    assert await inventory(client) == before
+
+
+async def test_a_run_is_cancelled_and_the_instance_answers_health(client: InstanceClient, model: ScriptedModel) -> None:
+    assert await client.health()
+    model.script = script({"id": "slow", "reply": {"text": "Still thinking.", "delayMs": 4000}})
+    thread_id = await _thread(client)
+    try:
+        async with client.subscribe(thread_id) as sub:
+            await client.chat(thread_id, wire.ChatRequest(message="Take your time"))
+            with anyio.fail_after(30):
+                while (event := await sub.next_event(30)) is not None and event.type != "run-start":
+                    pass
+            await client.cancel(thread_id)
+            await client.cancel(thread_id)  # safe to repeat
+            seen = await _until_finished(sub)
+        assert seen[-1].payload["status"] == "cancelled"
+        assert (await client.thread_status(thread_id)).settled
+    finally:
+        await client.delete_thread(thread_id)

@@ -182,7 +182,7 @@ async def probe_turn_latency(url: str, email: str, password: str, turns: int) ->
                                 raise RuntimeError(f"probe run {run_id} sent no event for 30 s")
                             if event.type == "run-start":
                                 started = time.perf_counter()
-                            elif event.type == "run-finish" and event.payload.get("runId") == run_id:
+                            elif event.type == "run-finish" and event.runId == run_id:
                                 if started is not None:
                                     client_side.append(time.perf_counter() - started)
                                 break

@@ -44,15 +44,8 @@ async def stamping_agent(turn: TurnInput, ctx: AgentContext) -> None:
 def _stamp_run_finish() -> None:
     original = EventLog.append
 
-    def append(
-        self: EventLog,
-        type: str,
-        payload: dict[str, Any],
-        *,
-        run_id: str | None = None,
-        extra: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        event = original(self, type, payload, run_id=run_id, extra=extra)
+    def append(self: EventLog, type: str, payload: dict[str, Any], **where: Any) -> dict[str, Any]:
+        event = original(self, type, payload, **where)
         if type == "run-finish":
             turn_ends.append(time.perf_counter())
         return event

@@ -81,7 +81,7 @@ async def one_case(client: InstanceClient, project_id: str, turns: int) -> None:
                     event = await sub.next_event(30)
                     if event is None:
                         raise RuntimeError(f"run {run_id} sent no event for 30 s")
-                    if event.type == "run-finish" and event.payload.get("runId") == run_id:
+                    if event.type == "run-finish" and event.runId == run_id:
                         if event.payload.get("status") != "completed":
                             raise RuntimeError(f"run {run_id} finished {event.payload.get('status')}")
                         break

@@ -84,7 +84,13 @@ def _inline_seed(rng: random.Random) -> dict[str, Any]:
         seed["agents"] = [
             {
                 "id": "agent-0001",
-                "config": {"name": "Support Bot", "skills": [{"type": "skill", "id": "s-1"}], "tools": []},
+                "config": {
+                    "name": "Support Bot",
+                    "model": "anthropic/claude-sonnet-4-5",
+                    "instructions": "Answer support questions.",
+                    "skills": [{"type": "skill", "id": "s-1"}],
+                    "tools": [],
+                },
                 "skills": {"s-1": {"name": "Refunds", "instructions": _text(rng, 20)}},
             }
         ]
@@ -105,8 +111,8 @@ def make_case(index: int, rng: random.Random) -> dict[str, Any]:
     opening = {"role": "user", "text": f"Build a workflow that posts to {service}. {_text(rng, 15)}"}
     if kind == 0:  # single prompt with execution scenarios and tables
         case["conversation"] = [opening]
-        columns = [{"name": "id", "type": "string"}, {"name": "total", "type": "number"}]
-        rows = [{"id": f"A-{r}", "total": r * 1.5} for r in range(20)]
+        columns = [{"name": "order_id", "type": "string"}, {"name": "total", "type": "number"}]
+        rows = [{"order_id": f"A-{r}", "total": r * 1.5} for r in range(20)]
         case["executionScenarios"] = [
             {
                 "name": f"scenario {s}",

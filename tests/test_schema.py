@@ -204,7 +204,10 @@ def test_attach_without_an_inline_seed_is_refused() -> None:
 
 
 def test_attach_agent_must_name_a_declared_seed_agent() -> None:
-    seed = {"mode": "inline", "agents": [{"id": "agent-0001", "config": {"name": "Bot"}}]}
+    seed = {
+        "mode": "inline",
+        "agents": [{"id": "agent-0001", "config": {"name": "Bot", "model": "", "instructions": ""}}],
+    }
     data = base(conversation=[{"role": "user", "text": "", "attach": {"agent": "agent-9999"}}], seed=seed)
     assert_problem(data, "conversation[0].attach.agent", "'agent-9999' is not declared in seed.agents")
     data["conversation"][0]["attach"]["agent"] = "agent-0001"
@@ -271,8 +274,8 @@ def table(**overrides: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": "table-0001",
         "name": "Orders",
-        "columns": [{"name": "id", "type": "string"}, {"name": "total", "type": "number"}],
-        "rows": [{"id": "A-1", "total": 3.5}, {"id": "A-2", "total": None}],
+        "columns": [{"name": "sku", "type": "string"}, {"name": "total", "type": "number"}],
+        "rows": [{"sku": "A-1", "total": 3.5}, {"sku": "A-2", "total": None}],
     }
     data.update(overrides)
     return data
@@ -304,13 +307,43 @@ def test_scenario_tables_follow_the_server_limits() -> None:
     assert_problem(
         at(columns=[{"name": f"c{i}", "type": "string"} for i in range(51)], rows=[]), f"{where}.columns", "at most 50"
     )
-    assert_problem(at(columns=[{"name": "id", "type": "text"}], rows=[]), f"{where}.columns[0].type", "'text'")
-    assert_problem(at(rows=[{"id": "A"}] * 1001), f"{where}.rows", "at most 1000")
-    assert_problem(at(rows=[{"id": "A", "price": 1}]), where, "undeclared column(s) 'price'")
-    assert_problem(at(rows=[{"id": {"nested": 1}}]), where, "a cell is a string, number, boolean or null")
+    assert_problem(at(columns=[{"name": "sku", "type": "text"}], rows=[]), f"{where}.columns[0].type", "'text'")
+    assert_problem(at(rows=[{"sku": "A"}] * 1001), f"{where}.rows", "at most 1000")
+    assert_problem(at(rows=[{"sku": "A", "price": 1}]), where, "undeclared column(s) 'price'")
+    assert_problem(at(rows=[{"sku": {"nested": 1}}]), where, "a cell is a string, number, boolean or null")
     many = base(executionScenarios=[scenario(seedDataTables=[table()] * 21)])
     assert_problem(many, "executionScenarios[0].seedDataTables", "at most 20")
     assert ok(at()).execution_scenarios[0].seed_data_tables[0].rows[1]["total"] is None
+
+
+@pytest.mark.parametrize(
+    ("column", "fragment"),
+    [
+        ("ID", "is reserved"),
+        ("createdat", "is reserved"),
+        ("UpdatedAt", "is reserved"),
+        ("DRYRUNSTATE", "is reserved"),
+        ("2nd_total", "not a column name n8n accepts"),
+        ("unit price", "not a column name n8n accepts"),
+        ("tax-rate", "not a column name n8n accepts"),
+        ("q" * 64, "not a column name n8n accepts"),
+    ],
+)
+def test_table_columns_n8n_refuses_fail_validate(column: str, fragment: str) -> None:
+    """Regression: a seed table with an ``id`` column validated, then n8n refused the restore at run time
+    ("Column name \"id\" is reserved as a system column name.")."""
+    where = "executionScenarios[0].seedDataTables[0].columns[0].name"
+    columns = [{"name": column, "type": "string"}]
+    assert_problem(
+        base(executionScenarios=[scenario(seedDataTables=[table(columns=columns, rows=[])])]), where, fragment
+    )
+    seeded = {"mode": "inline", "dataTables": [{"id": "tbl-seed-0001", "name": "Seeded", "columns": columns}]}
+    assert_problem(base(seed=seeded), "seed.dataTables[0].columns[0].name", fragment)
+
+
+def test_table_columns_n8n_accepts_pass() -> None:
+    columns = [{"name": n, "type": "string"} for n in ("identifier", "created_at", "x", "Row_2", "r" * 63)]
+    assert ok(base(executionScenarios=[scenario(seedDataTables=[table(columns=columns, rows=[])])]))
 
 
 # --- credentials -------------------------------------------------------------------------------------

@@ -13,7 +13,12 @@ def seeded(checks: dict[str, Any], *, agents: bool = True) -> dict[str, Any]:
     skills = {"alerts": {"name": "Alerts", "instructions": "Post to #ops."}, "billing": {"name": "Billing"}}
     agent = {
         "id": "agent-ops-helper-01",
-        "config": {"name": "Ops Helper", "skills": [{"type": "skill", "id": sid} for sid in skills]},
+        "config": {
+            "name": "Ops Helper",
+            "model": "",
+            "instructions": "Help.",
+            "skills": [{"type": "skill", "id": sid} for sid in skills],
+        },
         "skills": skills,
     }
     data: dict[str, Any] = {

@@ -32,7 +32,14 @@ def wf(wid: str = "wf-abcdefgh", name: str = "Leads", **extra: Any) -> dict[str,
 
 
 def agent(aid: str = "agent-0001", **config: Any) -> dict[str, Any]:
-    return {"id": aid, "config": {"name": f"Bot {aid}", "skills": [], "tools": [], **config}, "skills": {}}
+    base = {
+        "name": f"Bot {aid}",
+        "model": "anthropic/claude-sonnet-4-5",
+        "instructions": "Help.",
+        "skills": [],
+        "tools": [],
+    }
+    return {"id": aid, "config": {**base, **config}, "skills": {}}
 
 
 def seed_of(case: Case) -> InlineSeed:
@@ -240,14 +247,42 @@ def test_agent_custom_tools_and_tasks_are_refused() -> None:
 
 
 def test_agent_sub_agents_are_declared_and_not_self() -> None:
-    missing = agent(subAgents=[{"agentId": "agent-9999"}])
-    assert_problem(
-        case_with(inline(agents=[missing])), "seed.agents[0].config.subAgents[0]", "'agent-9999' is not a seed agent"
-    )
-    itself = agent(subAgents=["agent-0001"])
-    assert_problem(case_with(inline(agents=[itself])), "seed.agents[0].config.subAgents[0]", "is the agent itself")
-    good = [agent(subAgents=[{"agentId": "agent-0002"}]), agent("agent-0002")]
+    where = "seed.agents[0].config.subAgents.agents[0]"
+    missing = agent(subAgents={"agents": [{"agentId": "agent-9999"}]})
+    assert_problem(case_with(inline(agents=[missing])), where, "'agent-9999' is not a seed agent")
+    itself = agent(subAgents={"agents": [{"agentId": "agent-0001"}]})
+    assert_problem(case_with(inline(agents=[itself])), where, "is the agent itself")
+    good = [agent(subAgents={"agents": [{"agentId": "agent-0002"}], "maxChildren": 2}), agent("agent-0002")]
     assert len(seed_of(ok(case_with(inline(agents=good)))).agents) == 2
+
+
+def test_agent_sub_agents_in_the_old_list_form_are_refused_naming_n8ns_shape() -> None:
+    """n8n 2.41's agent config takes ``subAgents: {agents: [{agentId}]}``; a bare list fails its restore."""
+    listed = [agent(subAgents=[{"agentId": "agent-0002"}]), agent("agent-0002")]
+    assert_problem(case_with(inline(agents=listed)), "seed.agents[0].config.subAgents", '{"agents": [{"agentId"')
+
+
+@pytest.mark.parametrize(
+    ("config", "path", "fragment"),
+    [
+        ({"model": "gpt-4o"}, "model", "not a model n8n accepts"),
+        ({"model": "openai/"}, "model", "not a model n8n accepts"),
+        ({"model": "anthropic claude"}, "model", "not a model n8n accepts"),
+        ({"model": None}, "model", "not a model n8n accepts"),
+        ({"instructions": 3}, "instructions", "is not a string"),
+        ({"name": ""}, "name", "not a name of 1-128 characters"),
+        ({"name": "n" * 129}, "name", "not a name of 1-128 characters"),
+    ],
+)
+def test_agent_configs_n8n_refuses_fail_validate(config: dict[str, Any], path: str, fragment: str) -> None:
+    """Regression: an agent seed whose model was not ``provider/model`` validated, then n8n refused it at
+    restore (400 'Model must be "provider/model-name" format')."""
+    assert_problem(case_with(inline(agents=[agent(**config)])), f"seed.agents[0].config.{path}", fragment)
+
+
+@pytest.mark.parametrize("model", ["", "openrouter/amazon/nova-micro-v1", "custom/local:7b", "Anthropic/Claude-3.5"])
+def test_agent_models_n8n_accepts_pass(model: str) -> None:
+    assert seed_of(ok(case_with(inline(agents=[agent(model=model)])))).agents[0].config["model"] == model
 
 
 def test_agent_names_that_slugify_alike_are_refused() -> None:
@@ -363,8 +398,9 @@ def test_an_epoch_stamp_the_restore_cannot_convert_is_a_load_error(stamp: float)
 
 
 def test_agent_skills_tools_and_sub_agents_must_be_lists() -> None:
-    """Regression: a non-list ``config.skills``/``tools``/``subAgents`` validated, then crashed the restore."""
+    """Regression: a non-list ``config.skills``/``tools`` (or a subAgents that is not n8n's object)
+    validated, then crashed the restore."""
     data = case_with(inline(agents=[agent(skills="x", tools={"a": 1}, subAgents=5)]))
     assert_problem(data, "seed.agents[0].config.skills", "'x' is not a list")
     assert_problem(data, "seed.agents[0].config.tools", "{'a': 1} is not a list")
-    assert_problem(data, "seed.agents[0].config.subAgents", "5 is not a list")
+    assert_problem(data, "seed.agents[0].config.subAgents", "5 is not n8n's sub-agent config")

@@ -27,5 +27,5 @@ async def drive_turn(client: InstanceClient, thread_id: str, message: str) -> st
                         ]
                     )
                 await client.confirm(payload["requestId"], body)
-            elif event.type == "run-finish" and event.payload.get("runId") == run_id:
+            elif event.type == "run-finish" and event.runId == run_id:
                 return str(event.payload.get("status"))

@@ -9,6 +9,8 @@
     ├── ExportError                 finished results could not be recorded elsewhere (LangSmith)
     └── RunError                    "the run failed" -> recorded as a result, attribution framework_issue
         ├── InstanceError           the instance under test answered badly or not at all
+        │   ├── ProviderError       the instance's model provider is missing or failed (not the agent)
+        │   └── MissingRouteError   the instance has no such route (an older or newer n8n)
         ├── SeedingError            a seed could not be stood up on the instance
         ├── ReplayError             a replay seed could not be rebuilt from its trace
         ├── ModelError              a model call (user proxy or judge) failed
@@ -31,7 +33,9 @@ __all__ = [
     "ExportError",
     "InstanceError",
     "JudgeError",
+    "MissingRouteError",
     "ModelError",
+    "ProviderError",
     "ReplayError",
     "RunError",
     "SeedingError",
@@ -125,6 +129,25 @@ class InstanceError(RunError):
     def transient(self) -> bool:
         """True for answers worth retrying: no answer at all, 429, 502, 503, 504."""
         return self.status is None or self.status in (429, 502, 503, 504)
+
+
+class ProviderError(InstanceError):
+    """The builder's model could not answer: the instance has no model configured, or its provider
+    refused or failed the call. Nothing the agent did (or did not do) is evidence after this.
+
+    ``reason`` is the instance's own message (what a report shows as the reason), already redacted.
+    """
+
+    def __init__(
+        self, message: str, *, reason: str, method: str = "", path: str = "", status: int | None = None
+    ) -> None:
+        self.reason = reason
+        super().__init__(message, method=method, path=path, status=status)
+
+
+class MissingRouteError(InstanceError):
+    """The instance does not have the route at all (Express's ``Cannot GET ...`` 404), as opposed to a
+    route that answered "not found" for one id."""
 
 
 class SeedingError(RunError):

@@ -341,6 +341,13 @@ class RunRecord(_Record):
     """Instance failures the conversation survived (a confirm that never arrived, a built workflow that
     could not be read, ...): evidence the run did not test what the case says, so the premise
     ``instance-undisturbed`` fails and nothing is judged."""
+    model_failure: str | None = None
+    """The builder's model could not answer (the instance has no model configured, or its provider failed
+    the call): the instance's own message. The simulated user sends nothing more to such a thread, and
+    the premise ``model-provider`` fails, so nothing of the case is judged."""
+    memory_unavailable: str | None = None
+    """Why the thread's observational memory could not be read at all (``this instance exposes no memory
+    route``): the compaction premise is then not judged with this reason."""
     ended_by: EndReason = "done"
     warnings: list[str] = Field(default_factory=list)
     scenario_executions: list[StoredExecution] = Field(default_factory=list)

@@ -225,7 +225,9 @@ def _render_setup(widget: WidgetRecord) -> list[str]:
     for req in widget.request.get("setupRequests") or []:
         if not isinstance(req, dict):
             continue
-        node = str(req.get("node", "?"))
+        raw_node = req.get("node")
+        # n8n sends the node itself ({name, type, ...}); older records hold just its name.
+        node = str(raw_node.get("name", "?") if isinstance(raw_node, dict) else raw_node or "?")
         needs = []
         if req.get("credentialType"):
             needs.append(str(req["credentialType"]))

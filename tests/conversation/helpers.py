@@ -46,7 +46,7 @@ class Outcome:
         out = []
         for m in self.messages:
             if m.role == "user":
-                out.append(" ".join(str(b.get("text", "")) for b in m.content if b.get("type") == "text"))
+                out.append(" ".join(str(b.get("text", "")) for b in m.blocks if b.get("type") == "text"))
         return out
 
 
@@ -181,11 +181,9 @@ async def wizard_agent(turn: TurnInput, ctx: AgentContext) -> None:
     existing = [{"id": c["id"], "name": c["name"]} for c in listed["credentials"]]
     answer = await ctx.ask(
         {
-            "inputType": "setup",
             "setupRequests": [
                 {
-                    "node": "Post",
-                    "nodeType": "n8n-nodes-base.slack",
+                    "node": {"name": "Post", "type": "n8n-nodes-base.slack"},
                     "credentialType": "slackApi",
                     "existingCredentials": existing,
                 }

@@ -1,11 +1,16 @@
-"""Pure parts of post-conversation collection: which artifacts the live conversation touched."""
+"""Post-conversation collection: which artifacts the live conversation touched, and an instance
+without a memory route."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from threadcase.harness.conversation_collect import built_ids, saved_workflows
-from threadcase.records import ToolCallRecord, Turn
+import pytest
+
+from threadcase.errors import MissingRouteError
+from threadcase.harness.conversation_collect import built_ids, collect_after_conversation, saved_workflows
+from threadcase.instance.models import InstanceFeatures
+from threadcase.records import RunRecord, ToolCallRecord, Turn
 
 
 def _call(name: str, result: dict[str, Any] | None = None, error: str | None = None, **args: Any) -> ToolCallRecord:
@@ -39,3 +44,31 @@ def test_built_ids_ignore_seeded_turns_and_failed_calls() -> None:
         ),
     ]
     assert built_ids(turns) == (["w1"], ["a1"], ["t1"])
+
+
+class _NoMemoryRoute:
+    """An instance like n8n 2.41: no memory route; the other collection reads answer nothing."""
+
+    def __init__(self) -> None:
+        self.features = InstanceFeatures()
+        self.memory_asks = 0
+
+    async def thread_memory(self, thread_id: str) -> Any:
+        self.memory_asks += 1
+        self.features.memory_route = False
+        raise MissingRouteError("the instance has no route GET .../memory", status=404)
+
+    async def thread_runs(self, thread_id: str) -> list[Any]:
+        return []
+
+
+@pytest.mark.anyio
+async def test_an_instance_without_a_memory_route_is_noted_not_warned() -> None:
+    """n8n 2.41 has no memory route: that is a fact about the instance (the compaction premise says it),
+    not a failure of this run to warn about."""
+    client: Any = _NoMemoryRoute()
+    record = RunRecord(case_slug="c", thread_id="t1", mode="multi-turn")
+    await collect_after_conversation(client, record, thread_id="t1", project_id="p1", read_memory=True)
+    assert (record.memory, record.memory_unavailable) == (None, "this instance exposes no memory route")
+    assert record.warnings == []
+    assert client.memory_asks == 1

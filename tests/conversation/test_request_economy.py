@@ -58,10 +58,8 @@ async def test_an_instance_without_the_extensions_is_asked(monkeypatch: pytest.M
     """As on n8n: no status on run-finish, no steps in the run list."""
     original_append = EventLog.append
 
-    def plain_append(
-        self: EventLog, type: str, payload: dict[str, Any], *, run_id: str | None = None, extra: Any = None
-    ) -> dict[str, Any]:
-        return original_append(self, type, payload, run_id=run_id)
+    def plain_append(self: EventLog, type: str, payload: dict[str, Any], *, extra: Any = None, **where: Any) -> Any:
+        return original_append(self, type, payload, **where)
 
     monkeypatch.setattr(EventLog, "append", plain_append)
     original_runs = InstanceClient.thread_runs

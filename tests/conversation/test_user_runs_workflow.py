@@ -124,7 +124,7 @@ async def test_a_run_the_instance_refuses_is_an_instance_failure(
     users = [t for t in record.turns if t.role == "user"]
     assert users[1].user_actions == ["tried to run workflow 'Greeter'; the instance did not run it"]
     assert len(record.instance_failures) == 1
-    assert "no manual or schedule trigger" in record.instance_failures[0]
+    assert "only manual or schedule triggers run" in record.instance_failures[0]
     # The conversation went on: the follow-up was still sent, unchanged.
     assert out.user_texts[-1] == FOLLOW_UP
 

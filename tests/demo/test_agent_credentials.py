@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.demo._agent_fake import FakeContext, Thread, node
+from threadcase import wire
 
 pytestmark = pytest.mark.anyio
 
@@ -49,15 +50,25 @@ async def test_no_credential_shows_a_setup_card_and_deferral_is_said_plainly() -
     thread.answer({"kind": "approval", "approved": False})
     reply = await thread.send(PROMPT)
     (ask,) = thread.ctx.asks
-    assert ask["inputType"] == "setup"
+    assert "inputType" not in ask  # as n8n: a setup card is told by its setupRequests
     (request,) = ask["setupRequests"]
+    slack = node(next(iter(thread.ctx.workflows.values())), SLACK)
+    # n8n's workflowSetupNodeSchema: the node itself (not its name), and problems as lists.
     assert request == {
-        "node": "Slack",
-        "nodeType": SLACK,
+        "node": {
+            "name": "Slack",
+            "type": SLACK,
+            "typeVersion": slack["typeVersion"],
+            "parameters": slack["parameters"],
+            "position": slack["position"],
+            "id": slack["id"],
+        },
         "credentialType": "slackApi",
-        "parameterIssues": {},
         "existingCredentials": [],
+        "isTrigger": False,
+        "parameterIssues": {},
     }
+    assert wire.ConfirmationRequest.model_validate({**ask, "requestId": "r"}).kind == "setup"
     (workflow,) = thread.ctx.workflows.values()
     assert "credentials" not in node(workflow, SLACK)
     assert "I'll leave Slack unconnected — the workflow needs setup before it can run." in reply
@@ -73,7 +84,7 @@ async def test_setup_card_skipped_detail_is_a_parameter_issue() -> None:
     )
     await thread.send("Every morning post the report to Slack")
     request = thread.ctx.asks[1]["setupRequests"][0]
-    assert request["parameterIssues"] == {"channel": "Not set — you skipped this detail"}
+    assert request["parameterIssues"] == {"channel": ["Not set — you skipped this detail"]}
     (workflow,) = thread.ctx.workflows.values()
     assert node(workflow, SLACK)["parameters"]["channel"] == "#filled"
 
@@ -124,7 +135,8 @@ async def test_connect_account_shows_the_standalone_credential_card() -> None:
     thread = Thread(ctx).answer({"kind": "credentialSelection", "credentials": {"githubApi": "g1"}})
     reply = await thread.send("Connect my GitHub account")
     (ask,) = ctx.asks
-    assert ask["inputType"] == "credentials"
+    assert "inputType" not in ask
+    assert wire.ConfirmationRequest.model_validate({**ask, "requestId": "r"}).kind == "credentials"
     assert ask["credentialRequests"][0]["credentialType"] == "githubApi"
     assert ask["credentialRequests"][0]["existingCredentials"] == [{"id": "g1", "name": "Old GitHub"}]
     assert "GitHub is connected with “Old GitHub”" in reply

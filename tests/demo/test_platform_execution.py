@@ -98,8 +98,12 @@ async def test_walks_from_trigger_running_if_and_set_for_real(owner: httpx.Async
     nodes = result["nodeResults"]
     assert nodes["Webhook"]["executionMode"] == "pinned"
     assert nodes["If"]["executionMode"] == "real"
-    assert [[i["id"] for i in branch] for branch in nodes["If"]["outputs"]] == [[2], [1]]
-    assert nodes["Edit Fields"]["outputs"][0] == [{"message": "Big order 2: $150"}]
+    # n8n's shape: connection type -> branches -> items {json, pairedItem}.
+    assert [[i["json"]["id"] for i in branch] for branch in nodes["If"]["outputs"]["main"]] == [[2], [1]]
+    assert nodes["Edit Fields"]["outputs"]["main"][0] == [
+        {"json": {"message": "Big order 2: $150"}, "pairedItem": {"item": 0}}
+    ]
+    assert all(isinstance(n["startTime"], int) for n in nodes.values())
     request = nodes["Slack"]["interceptedRequests"][0]
     assert nodes["Slack"]["executionMode"] == "mocked"
     assert request["requestBody"] == {"channel": "#ops", "text": "Big order 2: $150"}
@@ -114,8 +118,9 @@ async def test_missing_credential_is_a_node_error(owner: httpx.AsyncClient) -> N
     workflow = data(await owner.post("/rest/workflows", json=_order_workflow(None)))
     result = await _execute(owner, workflow["id"], {"Webhook": {"id": 1, "amount": 500}})
     assert result["success"] is False
-    assert result["errors"] == ["Slack: Node 'Slack' has no slackApi credential: set one up before running"]
-    assert "slackApi" in result["nodeResults"]["Slack"]["error"]
+    # As n8n: a node's failure is named in the execution's errors, not in its node result.
+    assert result["errors"] == ['Node "Slack": no slackApi credential: set one up before running']
+    assert "error" not in result["nodeResults"]["Slack"]
 
 
 async def test_on_error_continue_sends_the_error_down_the_alert_branch(owner: httpx.AsyncClient) -> None:
@@ -129,7 +134,7 @@ async def test_on_error_continue_sends_the_error_down_the_alert_branch(owner: ht
     result = await _execute(owner, workflow["id"], hints)
     assert result["success"] is True, result["errors"]
     nodes = result["nodeResults"]
-    assert nodes["Slack"]["error"] == "channel_not_found"
+    assert nodes["Slack"]["outputs"]["main"][0][0]["json"]["error"] == {"message": "channel_not_found"}
     # A hint keyed by node name wins over one keyed by type (the alert is a Slack node too).
     alert = nodes["Alert on failure"]["interceptedRequests"][0]
     assert alert["mockResponse"] == {"ok": True}
@@ -236,7 +241,7 @@ async def test_a_misconfigured_node_fails_the_execution_not_the_server(owner: ht
     created = data(await owner.post("/rest/workflows", json=workflow))
     result = await _execute(owner, created["id"])
     assert result["success"] is False
-    assert result["errors"][0].startswith("If: ")
+    assert result["errors"][0].startswith('Node "If": IF condition must be an object')
 
 
 async def test_an_array_answer_becomes_items_that_flow_on(owner: httpx.AsyncClient) -> None:
@@ -265,5 +270,5 @@ async def test_an_array_answer_becomes_items_that_flow_on(owner: httpx.AsyncClie
     assert nodes["HTTP Request"]["interceptedRequests"][0]["method"] == "GET"
     assert nodes["HTTP Request"]["interceptedRequests"][0]["url"] == "https://x.io/orders"
     assert nodes["HTTP Request"]["outputCount"] == 3
-    assert [len(branch) for branch in nodes["If"]["outputs"]] == [2, 1]
+    assert [len(branch) for branch in nodes["If"]["outputs"]["main"]] == [2, 1]
     assert "GitHub" not in nodes  # not connected: never ran

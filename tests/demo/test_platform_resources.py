@@ -30,7 +30,8 @@ async def test_projects(owner: httpx.AsyncClient) -> None:
     assert {p["id"] for p in data(await owner.get("/rest/projects"))} == {personal["id"], team["id"]}
     assert (await owner.post("/rest/projects", json={"name": " padded "})).status_code == 422
     assert (await owner.delete(f"/rest/projects/{personal['id']}")).status_code == 400
-    data(await owner.delete(f"/rest/projects/{team['id']}"))
+    deleted = await owner.delete(f"/rest/projects/{team['id']}")
+    assert (deleted.status_code, deleted.json()) == (200, {})  # as n8n: an empty object
     assert [p["id"] for p in data(await owner.get("/rest/projects"))] == [personal["id"]]
 
 
@@ -52,10 +53,19 @@ async def test_workflow_crud_and_folders(owner: httpx.AsyncClient) -> None:
     assert (await owner.patch(f"/rest/workflows/{created['id']}", json={"nodes": [{"name": "x"}]})).status_code == 422
     bad_folder = await owner.post("/rest/workflows", json={"name": "X", "parentFolderId": "nope"})
     assert bad_folder.status_code == 422
-    # Deleting a folder takes its workflows with it.
-    data(await owner.delete(f"/rest/projects/{project}/folders/{folder['id']}"))
-    assert (await owner.get(f"/rest/workflows/{created['id']}")).status_code == 404
-    assert (await owner.delete(f"/rest/workflows/{created['id']}")).status_code == 404
+    # As n8n: deleting a folder archives its workflows at the project root; they still list.
+    deleted = await owner.delete(f"/rest/projects/{project}/folders/{folder['id']}")
+    assert (deleted.status_code, deleted.json()) == (200, {})
+    left = data(await owner.get(f"/rest/workflows/{created['id']}"))
+    assert (left["isArchived"], left["parentFolderId"], left["parentFolder"]) == (True, None, None)
+    # A workflow is deleted only once archived; a missing one answers 403, as n8n does.
+    fresh = data(await owner.post("/rest/workflows", json={"name": "Loose", "nodes": [node]}))
+    refused = await owner.delete(f"/rest/workflows/{fresh['id']}")
+    assert refused.status_code == 400
+    assert refused.json()["message"] == "Workflow must be archived before it can be deleted."
+    assert data(await owner.delete(f"/rest/workflows/{created['id']}")) is True
+    assert (await owner.delete(f"/rest/workflows/{created['id']}")).status_code == 403
+    assert (await owner.post(f"/rest/workflows/{created['id']}/archive")).status_code == 403
 
 
 async def test_lists_page_with_take_and_skip(owner: httpx.AsyncClient) -> None:
@@ -71,8 +81,13 @@ async def test_lists_page_with_take_and_skip(owner: httpx.AsyncClient) -> None:
     page = (await owner.get(f"/rest/projects/{project}/folders", params={"take": 2, "skip": 3})).json()
     assert [f["name"] for f in page["data"]] == ["F3", "F4"]
     assert page["count"] == 5
-    tables = (await owner.get(f"/rest/projects/{project}/data-tables", params={"take": 10})).json()
-    assert len(tables["data"]) == 5
+    # As n8n: folders and workflows list as {count, data} at the top; data tables inside data.
+    tables = data(await owner.get(f"/rest/projects/{project}/data-tables", params={"take": 10}))
+    assert (tables["count"], len(tables["data"])) == (5, 5)
+    for index in range(5, 12):
+        data(await owner.post(f"/rest/projects/{project}/folders", json={"name": f"F{index}"}))
+    default = (await owner.get(f"/rest/projects/{project}/folders")).json()
+    assert (default["count"], len(default["data"])) == (12, 10)  # n8n's folder list takes 10 unless told
     assert (await owner.get(f"/rest/projects/{project}/folders", params={"take": -1})).status_code == 422
 
 
@@ -192,6 +207,8 @@ def _seed(thread_id: str, **overrides: Any) -> dict[str, Any]:
                 "id": "agent-seed-0001",
                 "config": {
                     "name": "Helper",
+                    "model": "anthropic/claude-sonnet-4-5",
+                    "instructions": "Help with leads.",
                     "tools": [{"type": "slack", "credentials": {"slackApi": {"id": "cred-live"}}}],
                 },
                 "skills": {"skill-1": {"name": "Greet", "instructions": "Say hi"}},
@@ -237,7 +254,7 @@ async def test_restore_thread_creates_everything_in_order(owner: httpx.AsyncClie
     assert config["tools"][0]["credentials"]["slackApi"]["id"] == ""
     skills = data(await owner.get(f"/rest/projects/{project}/agents/v2/agent-seed-0001/skills"))
     assert skills["skill-1"]["name"] == "Greet"
-    messages = data(await owner.get("/rest/instance-ai/threads/t-restore/messages"))
+    messages = data(await owner.get("/rest/instance-ai/threads/t-restore/messages"))["messages"]
     assert [(m["id"], m["seeded"]) for m in messages] == [("m1", True), ("m2", True)]
     # The agent sees the seeded history on its next turn.
     async with events(owner, "t-restore") as reader:
@@ -252,8 +269,8 @@ async def test_restore_thread_creates_everything_in_order(owner: httpx.AsyncClie
 async def _counts(client: httpx.AsyncClient, project: str, thread_id: str) -> tuple[int, int, int, int]:
     workflows = (await client.get("/rest/workflows")).json()["count"]
     folders = (await client.get(f"/rest/projects/{project}/folders")).json()["count"]
-    tables = (await client.get(f"/rest/projects/{project}/data-tables")).json()["count"]
-    messages = len(data(await client.get(f"/rest/instance-ai/threads/{thread_id}/messages")))
+    tables = data(await client.get(f"/rest/projects/{project}/data-tables"))["count"]
+    messages = len(data(await client.get(f"/rest/instance-ai/threads/{thread_id}/messages"))["messages"])
     return workflows, folders, tables, messages
 
 
@@ -356,12 +373,18 @@ async def test_run_debug_has_steps_with_usage(owner: httpx.AsyncClient) -> None:
     runs = data(await owner.get("/rest/instance-ai/debug/threads/t-debug/runs"))["runs"]
     assert [r["runId"] for r in runs] == [run_id]
     debug = data(await owner.get(f"/rest/instance-ai/debug/runs/{run_id}"))
+    # n8n's run-debug shape: {stepNumber, input, output}, the AI SDK's usage in the output.
+    assert [s["stepNumber"] for s in debug["steps"]] == [0, 1]
+    assert isinstance(debug["startedAt"], int)
+    assert runs[0]["startedAt"] == debug["startedAt"]
+    assert (runs[0]["stepCount"], debug["nextStepIndex"]) == (2, 2)
     usages = [s["output"]["usage"] for s in debug["steps"]]
     assert len(usages) == 2  # one per tool call, one final
-    assert usages[0]["cachedInputTokens"] == 0
+    assert usages[0]["inputTokenDetails"]["cacheReadTokens"] == 0
     assert usages[1]["inputTokens"] > usages[0]["inputTokens"]
-    assert usages[1]["cachedInputTokens"] == usages[0]["inputTokens"]
+    assert usages[1]["inputTokenDetails"]["cacheReadTokens"] == usages[0]["inputTokens"]
     assert usages[1]["outputTokens"] >= 100  # the 400 characters it said
+    assert usages[1]["totalTokens"] == usages[1]["inputTokens"] + usages[1]["outputTokens"]
     assert (await owner.get("/rest/instance-ai/debug/runs/nope")).status_code == 404
 
 
@@ -410,3 +433,47 @@ async def test_conversations_in_one_project_do_not_see_each_others_work(owner: h
         await chat(owner, "t-iso-b", [{"tool": "get-workflow", "args": {"workflowId": a_id}}], attachments=[attachment])
         seen = await reader.until(finished)
     assert any(e["type"] == "tool-result" for e in seen)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        (
+            {"dataTables": [{"id": "table-seed-1", "name": "L", "columns": [{"name": "ID", "type": "string"}]}]},
+            'Column name "ID" is reserved as a system column name.',
+        ),
+        (
+            {
+                "dataTables": [
+                    {"id": "table-seed-1", "name": "L", "columns": [{"name": "dryrunstate", "type": "string"}]}
+                ]
+            },
+            'Column name "dryrunstate" is reserved as a testing column name.',
+        ),
+        (
+            {"dataTables": [{"id": "table-seed-1", "name": "L", "columns": [{"name": "e-mail", "type": "string"}]}]},
+            "Only alphabetical characters and non-leading numbers and underscores are allowed",
+        ),
+        (
+            {"agents": [{"id": "agent-seed-0001", "config": {"name": "H", "model": "gpt-4o", "instructions": ""}}]},
+            'Model must be "provider/model-name" format',
+        ),
+    ],
+)
+async def test_restore_refuses_what_n8n_refuses_with_its_words(
+    owner: httpx.AsyncClient, override: dict[str, Any], message: str
+) -> None:
+    """As n8n 2.41: system column names and bad spellings, and agent models that are not
+    ``provider/model``, are refused with its messages, nothing created."""
+    project = await new_thread(owner, "t-n8n-rules")
+    body = {"threadId": "t-n8n-rules", "messages": [], **override}
+    refused = await owner.post("/rest/instance-ai/eval/restore-thread", json=body)
+    assert refused.status_code == 400
+    assert message in refused.json()["message"]
+    assert await _counts(owner, project, "t-n8n-rules") == (0, 0, 0, 0)
+    table = {"name": "Direct", "columns": [{"name": "createdAt", "type": "date"}]}
+    direct = await owner.post(f"/rest/projects/{project}/data-tables", json=table)
+    assert (direct.status_code, direct.json()["message"]) == (
+        400,
+        'Column name "createdAt" is reserved as a system column name.',
+    )

@@ -26,6 +26,10 @@ from threadcase.demo_instance.serve import serving
 pytestmark = pytest.mark.anyio
 
 
+START = {"triggerToStartFrom": {"name": "Start"}}
+"""n8n refuses a manual run that does not name where it starts."""
+
+
 def _link(target: str) -> dict[str, Any]:
     return {"main": [[{"node": target, "type": "main", "index": 0}]]}
 
@@ -55,8 +59,8 @@ async def _create(client: httpx.AsyncClient, body: dict[str, Any]) -> str:
 async def test_run_records_a_real_execution_readable_by_id_and_by_workflow(owner: httpx.AsyncClient) -> None:
     wid = await _create(owner, _workflow())
     other = await _create(owner, _workflow("n8n-nodes-base.scheduleTrigger"))
-    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run", json={}))["executionId"]
-    data(await owner.post(f"/rest/workflows/{other}/run", json={"triggerToStartFrom": {"name": "Start"}}))
+    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run", json=START))["executionId"]
+    data(await owner.post(f"/rest/workflows/{other}/run", json=START))
 
     execution = data(await owner.get(f"/rest/executions/{execution_id}"))
     assert execution["id"] == execution_id
@@ -67,11 +71,11 @@ async def test_run_records_a_real_execution_readable_by_id_and_by_workflow(owner
     assert execution["startedAt"] <= execution["stoppedAt"]
     run_data = execution["data"]["resultData"]["runData"]
     # The Set node really ran; the HTTP node answered its per-type default (no network).
-    assert run_data["Greeting"][0]["data"]["main"] == [[{"json": {"hello": "world"}}]]
+    assert run_data["Greeting"][0]["data"]["main"] == [[{"json": {"hello": "world"}, "pairedItem": {"item": 0}}]]
     assert run_data["Ping"][0]["executionStatus"] == "success"
     assert execution["data"]["resultData"]["lastNodeExecuted"] == "Ping"
 
-    listed = data(await owner.get("/rest/executions", params={"workflowId": wid}))
+    listed = data(await owner.get("/rest/executions", params={"filter": f'{{"workflowId": "{wid}"}}'}))
     assert listed["count"] == 1
     assert [e["id"] for e in listed["results"]] == [execution_id]
     assert "data" not in listed["results"][0]
@@ -79,7 +83,8 @@ async def test_run_records_a_real_execution_readable_by_id_and_by_workflow(owner
     assert [e["workflowId"] for e in filtered["results"]] == [other]
     assert data(await owner.get("/rest/executions"))["count"] == 2
 
-    # A workflow's executions go with it.
+    # A workflow's executions go with it (archived first: n8n deletes only archived workflows).
+    data(await owner.post(f"/rest/workflows/{wid}/archive"))
     data(await owner.delete(f"/rest/workflows/{wid}"))
     assert (await owner.get(f"/rest/executions/{execution_id}")).status_code == 404
 
@@ -89,7 +94,7 @@ async def test_failing_node_makes_an_error_execution(owner: httpx.AsyncClient) -
     body = _workflow(broken=broken)
     body["connections"]["Ping"] = _link("Broken")
     wid = await _create(owner, body)
-    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run"))["executionId"]
+    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run", json=START))["executionId"]
     execution = data(await owner.get(f"/rest/executions/{execution_id}"))
     assert execution["status"] == "error"
     assert "no conditions" in execution["data"]["resultData"]["error"]["message"]
@@ -98,11 +103,12 @@ async def test_failing_node_makes_an_error_execution(owner: httpx.AsyncClient) -
 @pytest.mark.parametrize(
     ("body", "run_body", "expected"),
     [
-        (_workflow("n8n-nodes-base.webhook"), {}, "no manual or schedule trigger"),
+        (_workflow(), {}, "specify either a trigger to start from or a destination node"),
+        (_workflow("n8n-nodes-base.webhook"), START, "only manual or schedule triggers run"),
         (_workflow(), {"triggerToStartFrom": {"name": "Nope"}}, "no enabled trigger named 'Nope'"),
         (
             _workflow(slack={"name": "Post", "type": "n8n-nodes-base.slack", "parameters": {"channel": "#x"}}),
-            {},
+            START,
             "node 'Post' needs a credential (slackApi)",
         ),
         (
@@ -114,7 +120,7 @@ async def test_failing_node_makes_an_error_execution(owner: httpx.AsyncClient) -
                     "credentials": {"httpHeaderAuth": {"id": "x", "name": "Header"}},
                 }
             ),
-            {},
+            START,
             "node 'Authed' needs a credential (httpHeaderAuth)",
         ),
     ],
@@ -126,7 +132,8 @@ async def test_refusals_say_why(
     response = await owner.post(f"/rest/workflows/{wid}/run", json=run_body)
     assert response.status_code == 400, response.text
     assert expected in response.json()["message"]
-    assert data(await owner.get("/rest/executions", params={"workflowId": wid}))["count"] == 0
+    listed = await owner.get("/rest/executions", params={"filter": f'{{"workflowId": "{wid}"}}'})
+    assert data(listed)["count"] == 0
 
 
 async def test_a_webhook_trigger_named_explicitly_is_refused(owner: httpx.AsyncClient) -> None:
@@ -139,19 +146,19 @@ async def test_a_webhook_trigger_named_explicitly_is_refused(owner: httpx.AsyncC
 
 
 async def test_unknown_foreign_and_malformed(demo: str, owner: httpx.AsyncClient) -> None:
-    assert (await owner.post("/rest/workflows/nope/run")).status_code == 404
+    assert (await owner.post("/rest/workflows/nope/run", json=START)).status_code == 404
     assert (await owner.get("/rest/executions/nope")).status_code == 404
     bad = await owner.post("/rest/workflows/nope/run", json={"triggerToStartFrom": "Start"})
     assert bad.status_code == 422
     wid = await _create(owner, _workflow())
-    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run"))["executionId"]
+    execution_id = data(await owner.post(f"/rest/workflows/{wid}/run", json=START))["executionId"]
     async with session(demo, MEMBER, MEMBER_PASSWORD) as member:
-        refused = await member.post(f"/rest/workflows/{wid}/run")
+        refused = await member.post(f"/rest/workflows/{wid}/run", json=START)
         assert refused.status_code == 403
         assert (await member.get(f"/rest/executions/{execution_id}")).status_code == 404
         assert data(await member.get("/rest/executions"))["count"] == 0
         own = await _create(member, _workflow())
-        mine = data(await member.post(f"/rest/workflows/{own}/run"))["executionId"]
+        mine = data(await member.post(f"/rest/workflows/{own}/run", json=START))["executionId"]
         assert data(await member.get(f"/rest/executions/{mine}"))["workflowId"] == own
     # The instance owner sees every project's executions.
     assert data(await owner.get(f"/rest/executions/{mine}"))["workflowId"] == own
@@ -169,7 +176,7 @@ async def test_turns_reuse_idle_run_workers_and_add_one_only_when_all_are_busy()
         async def turn(thread_id: str, message: Any) -> None:
             async with events(client, thread_id) as reader:
                 run_id = await chat(client, thread_id, message)
-                done = await reader.until(lambda e: finished(e) and e["payload"]["runId"] == run_id)
+                done = await reader.until(lambda e: finished(e) and e["runId"] == run_id)
             assert done[-1]["payload"]["status"] == "completed"
 
         for index in range(3):

@@ -29,7 +29,7 @@ SKILLS: dict[str, dict[str, Any]] = {
 }
 CONFIG: dict[str, Any] = {
     "name": "Ops Helper",
-    "model": "demo-model",
+    "model": "anthropic/claude-sonnet-4-5",
     "instructions": "Help the operations team.",
     "skills": [{"type": "skill", "id": sid} for sid in SKILLS],
     "tools": [],

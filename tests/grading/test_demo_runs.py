@@ -143,6 +143,7 @@ async def test_compaction_premise_that_never_held_is_not_judged_and_fails_nothin
     """A thread far below the observer threshold never compacts: the case tested nothing."""
     graded = await _grade(["Hello"], {"mustContain": ["workflows"]}, requiresMemoryCompaction=True)
     assert [(p.name, p.held) for p in graded.premises] == [
+        ("model-provider", True),
         ("memory-compaction", False),
         ("instance-undisturbed", True),
         ("agent-output", True),
@@ -155,6 +156,7 @@ async def test_compaction_premise_that_never_held_is_not_judged_and_fails_nothin
 async def test_compaction_premise_that_held_lets_the_checks_grade() -> None:
     graded = await _grade([DIGEST, TWO_CHANGES], {"mustContain": ["#alerts"]}, requiresMemoryCompaction=True)
     assert [(p.name, p.held) for p in graded.premises] == [
+        ("model-provider", True),
         ("memory-compaction", True),
         ("instance-undisturbed", True),
         ("agent-output", True),

@@ -70,12 +70,13 @@ def _table(name: str, rows: int = 2) -> dict[str, Any]:
 class FakeInstance:
     """The three instance calls scenarios make, recorded; executions take a little while to overlap."""
 
-    def __init__(self, *, fail_execute: bool = False, success: bool = True) -> None:
+    def __init__(self, *, fail_execute: bool = False, success: bool = True, errors: list[str] | None = None) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.running: dict[str, int] = {}
         self.max_running_per_table: dict[str, int] = {}
         self.fail_execute = fail_execute
         self.success = success
+        self.errors = errors
 
     async def seed_table_rows(self, thread_id: str, table_id: str, rows: list[dict[str, Any]]) -> int:
         self.calls.append(("seed", (thread_id, table_id, len(rows))))
@@ -100,13 +101,17 @@ class FakeInstance:
             self.running[t] -= 1
         if self.fail_execute:
             raise InstanceError("execution aborted", method="POST", path="/rest/instance-ai/eval/x", status=500)
+        errors = (
+            self.errors if self.errors is not None else [] if self.success else ['Node "Post to Slack": no channel']
+        )
         return ExecutionResult(
             executionId="ex-1",
             success=self.success,
-            errors=[] if self.success else ["Slack node: channel not found"],
+            errors=errors,
             nodeResults={
                 "Post to Slack": NodeResult(
-                    outputs=[{"ok": True}],
+                    # n8n's shape: connection type -> branches -> items {json, pairedItem}.
+                    outputs={"main": [[{"json": {"ok": True, "ts": "1.2"}, "pairedItem": {"item": 0}}]]},
                     outputCount=1,
                     executionMode="mocked",
                     interceptedRequests=[
@@ -173,6 +178,7 @@ async def test_scenario_passes_with_the_verifier_and_sees_the_trace(fake_openai:
     assert "Success criterion: a Slack message lists both signups" in trace
     assert "POST https://slack.com/api/chat.postMessage" in trace
     assert "Node 'Every morning' (n8n-nodes-base.scheduleTrigger): did not run" in trace
+    assert 'Output: [{"ok": true, "ts": "1.2"}]' in trace  # the items' json, not n8n's envelope around them
 
 
 @pytest.mark.anyio
@@ -217,7 +223,7 @@ async def test_no_verifier_means_not_judged_even_when_the_execution_succeeded() 
     c = case(executionScenarios=[_scenario("slack digest")])
     (verdict,) = await run_scenarios(c, _record(SLACK_WORKFLOW), client=instance, models=_models(None))
     assert verdict.status == "not_judged"
-    assert verdict.reason.startswith("no judge model configured (the mocked execution failed: Slack node")
+    assert verdict.reason.startswith('no judge model configured (the mocked execution failed: Node "Post to Slack"')
     assert any(kind == "execute" for kind, _ in instance.calls)
 
 
@@ -233,6 +239,34 @@ async def test_verifier_silence_and_execution_errors_are_not_judged(fake_openai:
     (failed,) = await run_scenarios(c, _record(SLACK_WORKFLOW), client=broken, models=_models(url))
     assert (failed.status, failed.attribution) == ("not_judged", "framework_issue")
     assert "execution aborted" in failed.reason
+
+
+@pytest.mark.anyio
+async def test_a_failing_node_is_named_in_the_trace(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    fake, url = fake_openai
+    fake.queue({"reasoning": "The post failed.", "pass": False, "failureCategory": "builder_issue"})
+    c = case(executionScenarios=[_scenario("slack digest")])
+    instance = FakeInstance(success=False)
+    (verdict,) = await run_scenarios(c, _record(SLACK_WORKFLOW), client=instance, models=_models(url))
+    assert verdict.status == "fail"
+    trace = fake.requests[0]["messages"][1]["content"][1]["text"]
+    assert "### Node 'Post to Slack': mocked, 1 item(s) out\nError: no channel" in trace
+
+
+@pytest.mark.anyio
+async def test_a_framework_issue_of_the_mock_is_not_judged_and_never_reaches_the_verifier(
+    fake_openai: tuple[FakeOpenAI, str],
+) -> None:
+    """Regression: n8n answered ``success: false`` with "FRAMEWORK ISSUE: ..." (its mock model had no key)
+    and the scenario was graded as if the workflow had failed."""
+    fake, url = fake_openai
+    issue = "FRAMEWORK ISSUE: Phase 1.5 pin data generation failed: the mock model is not configured"
+    instance = FakeInstance(success=False, errors=[issue])
+    c = case(executionScenarios=[_scenario("slack digest")])
+    (verdict,) = await run_scenarios(c, _record(SLACK_WORKFLOW), client=instance, models=_models(url))
+    assert (verdict.status, verdict.attribution) == ("not_judged", "framework_issue")
+    assert issue in verdict.reason
+    assert fake.requests == []
 
 
 @pytest.mark.anyio

@@ -21,7 +21,11 @@ def _names(premises: list) -> dict[str, bool]:  # type: ignore[type-arg]
 
 
 def test_clean_run_holds_every_premise() -> None:
-    assert _names(check_premises(case(), clean_record())) == {"instance-undisturbed": True, "agent-output": True}
+    assert _names(check_premises(case(), clean_record())) == {
+        "model-provider": True,
+        "instance-undisturbed": True,
+        "agent-output": True,
+    }
 
 
 def test_compaction_premise() -> None:
@@ -41,14 +45,54 @@ def test_seed_and_prior_run_premises() -> None:
     assert _names(check_premises(seeded, record)) == {
         "seed-restored": True,
         "prior-runs-ran": True,
+        "model-provider": True,
         "instance-undisturbed": True,
         "agent-output": True,
     }
     never_ran = clean_record(seed=SeedOutcome(mode="inline", prior_runs=[]))
     assert not _names(check_premises(seeded, never_ran))["prior-runs-ran"]
-    failed = check_premises(seeded, clean_record(seed=seeded_failed()))
+    failed = [p for p in check_premises(seeded, clean_record(seed=seeded_failed())) if not p.held]
     assert "restore-thread answered 500" in failed[0].reason
-    assert not failed[0].held
+
+
+def test_an_instance_without_a_memory_route_leaves_compaction_not_judged() -> None:
+    """n8n 2.41 has no memory route: compaction can be neither shown nor refuted, so it is never a pass
+    nor a fail, and the reason says why."""
+    record = clean_record(memory_unavailable="this instance exposes no memory route")
+    premises = check_premises(case(requiresMemoryCompaction=True), record)
+    failed = [p for p in premises if not p.held]
+    assert [(p.name, p.reason) for p in failed] == [("memory-compaction", "this instance exposes no memory route")]
+    verdicts = [UnitVerdict(unit="check:mustContain#0", kind="check", label="y", status="pass", reason="r")]
+    voided = void_units(verdicts, premises)
+    assert [(v.status, v.attribution) for v in voided] == [("not_judged", "framework_issue")]
+    assert voided[0].reason.endswith("this instance exposes no memory route")
+    # A case that does not need compaction is untouched by the missing route.
+    assert all(p.held for p in check_premises(case(), record))
+
+
+def test_a_model_provider_failure_voids_everything_with_the_providers_words() -> None:
+    """The builder's model failed (n8n: an error event, then a run that ended in error saying nothing):
+    not the agent's doing, so nothing is judged, attributed to the framework, and the reason is the
+    provider's own message, not "the build produced no agent output"."""
+    message = "Failed after 3 attempts. Last error: AI_APICallError: upstream overloaded"
+    silent = clean_record(
+        model_failure=message,
+        ended_by="error",
+        turns=[Turn(index=0, role="user", text="hi"), Turn(index=1, role="assistant", finish_status="error")],
+    )
+    premises = check_premises(case(), silent)
+    failed = [p for p in premises if not p.held]
+    assert [p.name for p in failed] == ["model-provider"]
+    assert failed[0].reason == f"the model provider failed: {message}"
+    verdicts = [
+        UnitVerdict(
+            unit="process#0", kind="process", label="x", status="fail", reason="r", attribution="builder_issue"
+        ),
+        UnitVerdict(unit="check:mustContain#0", kind="check", label="y", status="pass", reason="r"),
+    ]
+    voided = void_units(verdicts, premises, ended_by=silent.ended_by)
+    assert {(v.status, v.attribution) for v in voided} == {("not_judged", "framework_issue")}
+    assert all(message in v.reason for v in voided)
 
 
 def test_no_agent_output() -> None:

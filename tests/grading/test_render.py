@@ -37,8 +37,12 @@ def _widget_zoo() -> RunRecord:
         input_type="setup",
         request={
             "setupRequests": [
-                {"node": "Post to Slack", "credentialType": "slackApi", "parameterIssues": {"channel": "missing"}},
-                {"node": "Notion", "credentialType": "notionApi"},
+                {
+                    "node": {"name": "Post to Slack"},
+                    "credentialType": "slackApi",
+                    "parameterIssues": {"channel": ["missing"]},
+                },
+                {"node": {"name": "Notion"}, "credentialType": "notionApi"},
             ]
         },
         answer={

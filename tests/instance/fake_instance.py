@@ -109,7 +109,9 @@ class FakeInstance:
         if self.drop_status_times > 0:
             self.drop_status_times -= 1
             return _cut_response()
-        return JSONResponse({"data": {"threadId": request.path_params["thread_id"], "status": "idle"}})
+        return JSONResponse(
+            {"data": {"hasActiveRun": False, "isSuspended": False, "backgroundTasks": [], "memoryTasks": []}}
+        )
 
     async def delete_thread(self, request: Request) -> Response:
         self.count("delete-thread")

@@ -47,18 +47,30 @@ async def test_a_conversation_turn_end_to_end(demo_client: InstanceClient) -> No
         )
         events = await _finish(sub, demo_client)
     assert events[0].type == "run-start"
-    assert events[-1].payload.get("runId") == run_id
-    ids = [int(e.id or 0) for e in events]
+    assert events[-1].runId == run_id
+    ids = [int(e.id) for e in events if e.id is not None]
     assert ids == sorted(set(ids)), "ids strictly increase, none twice"
+    # As on n8n: text streams as id-less deltas, and live ids skip the durable text block's number.
+    deltas = [e for e in events if e.type == "text-delta"]
+    assert deltas
+    assert all(e.id is None for e in deltas)
+    assert "text-block" not in {e.type for e in events}
     status = await demo_client.thread_status(thread_id)
-    assert status.status == "idle"
+    assert (status.hasActiveRun, status.isSuspended, status.settled) == (False, False, True)
     messages = await demo_client.thread_messages(thread_id)
     assert [m.role for m in messages][:1] == ["user"]
+    assert isinstance(messages[0].content, list)  # raw: the stored blocks
+    rich = await demo_client.thread_messages(thread_id, raw=False)
+    assert [m.text for m in rich] == [m.text for m in messages]
+    assert all(isinstance(m.content, str) for m in rich)
     runs = await demo_client.thread_runs(thread_id)
     assert run_id in [r.runId for r in runs]
+    assert all(isinstance(r.startedAt, int) and r.startedAt > 1_600_000_000_000 for r in runs)
     debug = await demo_client.run_debug(run_id)
     assert debug.steps
-    assert debug.steps[0].usage.inputTokens > 0
+    usages = wire.step_usages(debug.steps)
+    assert len(usages) == len(debug.steps)
+    assert all(usage.inputTokens > 0 for usage in usages)
     workflows = [w for w in await demo_client.list_workflows() if w.projectId in (None, project.id)]
     built = [w for w in workflows if any("slack" in n.type.lower() for n in w.nodes)]
     assert built, "the demo agent built a Slack workflow"
@@ -106,7 +118,7 @@ async def test_a_faulty_instance_loses_no_event_and_runs_each_chat_once() -> Non
                 for message in ("Build a workflow that posts a Slack message every morning", "Call it Morning post"):
                     sent.append(await client.chat(thread_id, wire.ChatRequest(message=message)))
                     events = await _finish(sub, client)
-                    assert events[-1].payload.get("runId") == sent[-1]
+                    assert events[-1].runId == sent[-1]
             runs = await client.thread_runs(thread_id)
             assert sorted(r.runId for r in runs) == sorted(sent), "each chat started exactly one run"
             counts = faulty.app.state.platform.faults.counts

@@ -39,7 +39,7 @@ async def test_a_read_is_repeated_after_a_dropped_connection(
     fake, _ = fake_instance
     fake.drop_status_times = 1
     status = await client.thread_status("t1")
-    assert status.status == "idle"
+    assert status.settled
     assert fake.seen["status"] == 2
 
 
@@ -172,7 +172,7 @@ async def test_an_expired_session_logs_in_again_once(
 ) -> None:
     fake, _ = fake_instance
     fake.expire_sessions()
-    assert (await client.thread_status("t1")).status == "idle"
+    assert (await client.thread_status("t1")).settled
     fake.expire_sessions()
     async with client.subscribe("t1") as sub:
         await client.chat("t1", wire.ChatRequest(message="after a restart"))
@@ -191,13 +191,13 @@ async def test_retry_after_is_honoured_within_the_ceiling() -> None:
             return httpx.Response(200, json={"data": {}})
         if len(seen) < 4:
             return httpx.Response(503, headers={"Retry-After": "0.2" if len(seen) == 2 else "3600"})
-        return httpx.Response(200, json={"data": {"threadId": "t", "status": "idle"}})
+        return httpx.Response(200, json={"data": {"hasActiveRun": False, "isSuspended": False}})
 
     policy = RetryPolicy(attempts=4, initial_wait=0.0, max_wait=0.3, jitter=0.0)
     async with InstanceClient(
         "http://x.test", email="e", password="p", retry=policy, transport=httpx.MockTransport(handler)
     ) as client:
-        assert (await client.thread_status("t")).status == "idle"
+        assert (await client.thread_status("t")).settled
     gaps = [b - a for a, b in itertools.pairwise(seen[1:])]
     assert gaps[0] >= 0.18, "Retry-After: 0.2 was waited"
     assert 0.28 <= gaps[1] < 2.0, "Retry-After: 3600 was capped at max_wait (0.3 s)"

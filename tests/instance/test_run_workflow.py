@@ -45,7 +45,8 @@ async def test_run_then_read_the_execution(demo_client: InstanceClient) -> None:
     execution = await demo_client.get_execution(execution_id)
     assert execution["workflowId"] == wid
     assert execution["status"] == "success"
-    assert execution["data"]["resultData"]["runData"]["Set"][0]["data"]["main"] == [[{"json": {"n": 42}}]]
+    main = execution["data"]["resultData"]["runData"]["Set"][0]["data"]["main"]
+    assert main == [[{"json": {"n": 42}, "pairedItem": {"item": 0}}]]
     again = await demo_client.run_workflow(wid, trigger_name="Start")
     listed = await demo_client.list_executions(wid)
     assert [e["id"] for e in listed] == [again, execution_id]
@@ -56,7 +57,7 @@ async def test_a_refused_run_is_an_instance_error_naming_the_reason(demo_client:
     with pytest.raises(InstanceError) as caught:
         await demo_client.run_workflow(wid)
     assert caught.value.status == 400
-    assert "no manual or schedule trigger" in str(caught.value)
+    assert "only manual or schedule triggers run" in str(caught.value)
     assert await demo_client.list_executions(wid) == []
     with pytest.raises(InstanceError) as missing:
         await demo_client.get_execution("no-such-execution")
@@ -97,6 +98,61 @@ async def test_waiting_for_a_webhook_is_not_a_run() -> None:
 
     async with _mock_client(handler) as client:
         with pytest.raises(InstanceError, match="waits for a webhook call"):
-            await client.run_workflow("wf1")
+            await client.run_workflow("wf1", trigger_name="Webhook")
         with pytest.raises(InstanceError, match="expected an object"):
             await client.get_execution("7")
+
+
+@pytest.mark.parametrize(
+    ("nodes", "expected"),
+    [
+        ([("Every hour", "scheduleTrigger"), ("Click", "manualTrigger"), ("Hook", "webhook")], "Click"),
+        ([("Hook", "webhook"), ("Nightly", "scheduleTrigger")], "Nightly"),
+        ([("Inbound", "webhook"), ("Tidy", "set")], "Inbound"),
+        ([("Form in", "formTrigger")], "Form in"),
+    ],
+)
+async def test_a_run_without_a_trigger_name_starts_from_the_workflows_own_trigger(
+    nodes: list[tuple[str, str]], expected: str
+) -> None:
+    """Regression: ``{}`` was sent, which n8n refuses (400 "specify either a trigger to start from or a
+    destination node"); the client now reads the workflow and names its trigger, a manual one first."""
+    runs: list[Any] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/rest/workflows/wf9":
+            workflow = {
+                "id": "wf9",
+                "name": "Pick",
+                # A disabled manual trigger never wins: n8n would not start from it.
+                "nodes": [{"name": "Off", "type": "n8n-nodes-base.manualTrigger", "disabled": True}]
+                + [{"name": n, "type": f"n8n-nodes-base.{t}"} for n, t in nodes],
+            }
+            return httpx.Response(200, json={"data": workflow})
+        if request.url.path.endswith("/run"):
+            runs.append(json.loads(request.content))
+            return httpx.Response(200, json={"data": {"executionId": "11"}})
+        return httpx.Response(200, json={"data": {}})
+
+    async with _mock_client(handler) as client:
+        assert await client.run_workflow("wf9") == "11"
+    assert runs == [{"triggerToStartFrom": {"name": expected}}]
+
+
+async def test_a_workflow_with_no_enabled_trigger_is_refused_before_any_run() -> None:
+    runs: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/rest/workflows/wf9":
+            nodes = [
+                {"name": "Off", "type": "n8n-nodes-base.manualTrigger", "disabled": True},
+                {"name": "Tidy", "type": "n8n-nodes-base.set"},
+            ]
+            return httpx.Response(200, json={"data": {"id": "wf9", "name": "Dormant", "nodes": nodes}})
+        runs.append(request)
+        return httpx.Response(200, json={"data": {}})
+
+    async with _mock_client(handler) as client:
+        with pytest.raises(InstanceError, match="has no enabled trigger node"):
+            await client.run_workflow("wf9")
+    assert [r for r in runs if r.url.path.endswith("/run")] == []

@@ -31,14 +31,14 @@ ORDERS = {
         {
             "name": "stores an order",
             "description": "One form submission.",
-            "dataSetup": 'The form receives {"id": "A-17"}.',
-            "successCriteria": "The orders table holds a row with id A-17.",
+            "dataSetup": 'The form receives {"order_ref": "A-17"}.',
+            "successCriteria": "The orders table holds a row with order_ref A-17.",
             "seedDataTables": [
                 {
                     "id": "orders-table-0003",
                     "name": "orders",
-                    "columns": [{"name": "id", "type": "string"}],
-                    "rows": [{"id": ROW_VALUE}, {"id": f"{ROW_VALUE}-B"}],
+                    "columns": [{"name": "order_ref", "type": "string"}],
+                    "rows": [{"order_ref": ROW_VALUE}, {"order_ref": f"{ROW_VALUE}-B"}],
                 }
             ],
         }

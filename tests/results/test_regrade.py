@@ -173,14 +173,14 @@ SCENARIO_CASE = {
         {
             "name": "stores an order",
             "description": "One form submission.",
-            "dataSetup": 'The form receives {"id": "Q-204"}.',
-            "successCriteria": "The orders table holds a row with id Q-204.",
+            "dataSetup": 'The form receives {"order_ref": "Q-204"}.',
+            "successCriteria": "The orders table holds a row with order_ref Q-204.",
             "seedDataTables": [
                 {
                     "id": "orders-table-0002",
                     "name": "orders",
-                    "columns": [{"name": "id", "type": "string"}],
-                    "rows": [{"id": "Q-1"}],
+                    "columns": [{"name": "order_ref", "type": "string"}],
+                    "rows": [{"order_ref": "Q-1"}],
                 }
             ],
         }

@@ -23,14 +23,14 @@ CASE = {
         {
             "name": "stores an order",
             "description": "One form submission.",
-            "dataSetup": 'The form receives {"id": "A-17"}.',
-            "successCriteria": "The orders table holds a row with id A-17.",
+            "dataSetup": 'The form receives {"order_ref": "A-17"}.',
+            "successCriteria": "The orders table holds a row with order_ref A-17.",
             "seedDataTables": [
                 {
                     "id": "orders-table-0001",
                     "name": "orders",
-                    "columns": [{"name": "id", "type": "string"}],
-                    "rows": [{"id": "A-1"}],
+                    "columns": [{"name": "order_ref", "type": "string"}],
+                    "rows": [{"order_ref": "A-1"}],
                 }
             ],
         }

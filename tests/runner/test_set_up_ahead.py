@@ -125,7 +125,7 @@ async def test_waiting_for_a_conversation_slot_does_not_count_against_the_case_d
         async def thread_is_set_up() -> None:
             # Set up and not finished: a finished case has deleted its thread.
             (thread_id,) = created
-            assert (await client.thread_status(thread_id)).status == "idle"
+            assert (await client.thread_status(thread_id)).settled
 
         # Longer than the case's whole deadline: the case has set up its thread and waits for this slot.
         result = await _run_behind_a_busy_slot(loaded, lane, pool, _deadline_config(0.5), 0.8, thread_is_set_up)

@@ -110,7 +110,12 @@ def _rich_seed() -> schema.InlineSeed:
         agents=[
             {
                 "id": AGENT,
-                "config": {"name": "Helper", "tools": [{"type": "workflow", "workflow": "Report"}]},
+                "config": {
+                    "name": "Helper",
+                    "model": "",
+                    "instructions": "",
+                    "tools": [{"type": "workflow", "workflow": "Report"}],
+                },
             }
         ],
     )

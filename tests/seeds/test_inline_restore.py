@@ -105,6 +105,7 @@ def _seed_doc(tag: str) -> dict[str, Any]:
                 "id": AGENT,
                 "config": {
                     "name": f"Report helper {tag}",
+                    "model": "anthropic/claude-sonnet-4-5",
                     "instructions": "Answer questions about the reports.",
                     "skills": [{"type": "skill", "id": "skillTone0000001"}],
                     "tools": [],
@@ -177,9 +178,9 @@ async def test_a_full_seed_restores_the_live_thread_sees_it_and_cleanup_restores
     # The thread holds the seeded history, marked seeded, pointing at the per-run artifacts.
     messages = await client.thread_messages(thread_id)
     assert [m.seeded for m in messages] == [True, True]
-    tool = messages[1].content[1]
+    tool = messages[1].blocks[1]
     assert tool["output"] == {"workflowId": daily_id, "workflowName": daily.name}
-    assert daily.name in messages[1].content[0]["text"]
+    assert daily.name in messages[1].blocks[0]["text"]
     assert [(t.role, t.seeded, t.sent_by) for t in restored.seeded_turns] == [
         ("user", True, "seed"),
         ("assistant", True, "seed"),
@@ -316,3 +317,24 @@ async def test_a_build_result_naming_an_undeclared_workflow_is_refused_before_an
     with pytest.raises(CaseSchemaError, match=r"messages\[1\]\.content\[1\]\.output\.workflowId.*wfNotSeeded00001"):
         await _restore(demo_client, seed, thread_id, project_id, await take_snapshot(demo_client, project_id))
     assert await demo_client.thread_messages(thread_id) == []
+
+
+async def test_a_prior_run_the_mock_machinery_failed_never_ran(
+    demo: Demo, demo_client: InstanceClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Regression: n8n answered the staged run with ``success: false`` and "FRAMEWORK ISSUE: ..." (its
+    mock model had no key), and the seed recorded that the prior run ran (and merely failed)."""
+    issue = "FRAMEWORK ISSUE: Phase 1.5 pin data generation failed: Missing API key for the eval model"
+
+    async def mock_without_a_model(workflow_id: str, request: wire.ExecuteWithMockRequest) -> wire.ExecutionResult:
+        return wire.ExecutionResult(executionId=str(uuid.uuid4()), success=False, errors=[issue])
+
+    monkeypatch.setattr(demo_client, "execute_with_mock", mock_without_a_model)
+    thread_id, project_id = await _thread(demo_client)
+    restored = await _restore(
+        demo_client, _seed("mockless"), thread_id, project_id, await take_snapshot(demo_client, project_id)
+    )
+    try:
+        assert [(r.workflow, r.ran, r.error) for r in restored.outcome.prior_runs] == [(WF_DAILY, False, issue)]
+    finally:
+        await cleanup_created(demo_client, restored.created)

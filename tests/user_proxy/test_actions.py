@@ -82,14 +82,14 @@ async def test_wizard_parameters_credentials_and_creation() -> None:
     request = _request(
         inputType="setup",
         setupRequests=[
-            {"node": "Slack", "credentialType": "slackApi", "parameterIssues": {"channel": "missing"}},
+            {"node": {"name": "Slack"}, "credentialType": "slackApi", "parameterIssues": {"channel": ["missing"]}},
             {
-                "node": "GitHub",
+                "node": {"name": "GitHub"},
                 "credentialType": "githubApi",
                 "existingCredentials": [{"id": "g1", "name": "GH"}],
             },
             {
-                "node": "Notion",
+                "node": {"name": "Notion"},
                 "credentialType": "notionApi",
                 "existingCredentials": [{"id": "n1", "name": "A"}, {"id": "n2", "name": "B"}],
             },
@@ -121,7 +121,7 @@ async def test_wizard_working_types_none_means_all_and_empty_means_none(
     working_types: list[str] | None, created_working: bool
 ) -> None:
     """Regression: an empty list (a note scripting the credential as invalid) used to mean "all work"."""
-    request = _request(inputType="setup", setupRequests=[{"node": "Slack", "credentialType": "slackApi"}])
+    request = _request(inputType="setup", setupRequests=[{"node": {"name": "Slack"}, "credentialType": "slackApi"}])
     creds = FakeCredentials()
     action = ApplySetupWizard(
         action="apply_setup_wizard",
@@ -134,7 +134,7 @@ async def test_wizard_working_types_none_means_all_and_empty_means_none(
 
 
 async def test_wizard_bad_json_is_unencodable() -> None:
-    request = _request(inputType="setup", setupRequests=[{"node": "Slack", "credentialType": "slackApi"}])
+    request = _request(inputType="setup", setupRequests=[{"node": {"name": "Slack"}, "credentialType": "slackApi"}])
     action = ApplySetupWizard(
         action="apply_setup_wizard",
         node_parameters_json="{oops",
@@ -215,7 +215,7 @@ async def test_credential_skip_auto_and_wizard_reroute() -> None:
     assert _body(skip.body) == {"kind": "approval", "approved": False}
     auto = await encode_confirmation(_choose("auto"), _cred_card([]), creds)
     assert _body(auto.body) == {"kind": "credentialAutoSetup", "credentialType": "slackApi"}
-    wizard = _request(inputType="setup", setupRequests=[{"node": "Post", "credentialType": "slackApi"}])
+    wizard = _request(inputType="setup", setupRequests=[{"node": {"name": "Post"}, "credentialType": "slackApi"}])
     rerouted = await encode_confirmation(_choose("manual"), wizard, creds)
     assert _body(rerouted.body) == {
         "kind": "setupWorkflowApply",

@@ -72,14 +72,14 @@ def test_credential_cards_deferred_without_direction() -> None:
     assert card is not None
     assert _body(card.body) == {"kind": "credentialSelection", "credentials": {}}
     wizard = deterministic_answer(
-        _request(inputType="setup", setupRequests=[{"node": "Slack", "credentialType": "slackApi"}]),
+        _request(inputType="setup", setupRequests=[{"node": {"name": "Slack"}, "credentialType": "slackApi"}]),
         pending_direction=False,
     )
     assert wizard is not None
     assert _body(wizard.body) == {"kind": "approval", "approved": False}
     mixed = _request(
         inputType="setup",
-        setupRequests=[{"node": "Slack", "credentialType": "slackApi", "parameterIssues": {"c": "x"}}],
+        setupRequests=[{"node": {"name": "Slack"}, "credentialType": "slackApi", "parameterIssues": {"c": ["x"]}}],
     )
     assert deterministic_answer(mixed, pending_direction=False) is None
 
@@ -96,7 +96,7 @@ async def test_a_plan_review_never_swallows_the_turns_still_to_come() -> None:
 
 def test_auto_approve() -> None:
     assert _body(
-        auto_approve(_request(inputType="setup", setupRequests=[{"node": "S", "credentialType": "x"}])).body
+        auto_approve(_request(inputType="setup", setupRequests=[{"node": {"name": "S"}, "credentialType": "x"}])).body
     ) == {"kind": "setupWorkflowApply"}
     assert _body(auto_approve(_request(inputType="questions", questions=[{"id": "q", "question": "?"}])).body) == {
         "kind": "questions",

@@ -6,6 +6,7 @@ sub-agents declared, prior runs naming seed workflows, seeded build results nami
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -28,8 +29,10 @@ from threadcase.case.base import (
 )
 
 __all__ = [
+    "AGENT_MODEL",
     "BUILD_RESULT_KEYS",
     "ENVELOPE_FORM",
+    "RESERVED_COLUMNS",
     "SHORTHAND_FORM",
     "Column",
     "Columns",
@@ -187,11 +190,31 @@ SeedMessage = Annotated[
 # --- models --------------------------------------------------------------------------------------
 
 
+RESERVED_COLUMNS = ("id", "createdAt", "updatedAt", "dryRunState")
+"""Column names every n8n data table has already (matched without case): n8n refuses to create them."""
+_COLUMN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
+
+
+def _column_name(value: str) -> str:
+    if value.lower() in {r.lower() for r in RESERVED_COLUMNS}:
+        raise fail(
+            f"{value!r} is reserved: every n8n data table already has the system columns "
+            f"{', '.join(RESERVED_COLUMNS)}; rename it (e.g. 'record_{value}')"
+        )
+    if not _COLUMN_NAME.fullmatch(value):
+        raise fail(
+            f"{value!r} is not a column name n8n accepts: a letter first, then letters, digits or underscores, "
+            "at most 63 characters"
+        )
+    return value
+
+
 class Column(Strict):
     """A data table column."""
 
-    name: NonBlank
-    """Column name."""
+    name: Annotated[NonBlank, AfterValidator(_column_name)]
+    """Column name: n8n's rule (a letter, then letters, digits and underscores, ≤63 characters), never one
+    of the system columns ``id``, ``createdAt``, ``updatedAt``, ``dryRunState``."""
     type: Literal["string", "number", "boolean", "date"]
     """Column type."""
 
@@ -252,7 +275,8 @@ class SeedAgent(Strict):
     id: SeedId
     """Agent id, 8–64 characters; shares one id space with seed workflows."""
     config: dict[str, Any]
-    """The agent config (name, model, instructions, ``skills[{type, id}]``, tools, subAgents)."""
+    """The agent config as n8n 2.41 takes it: ``name``, ``model`` (``provider/model`` or ``""``), ``instructions``,
+    ``skills[{type, id}]``, ``tools``, ``subAgents: {agents: [{agentId}]}``."""
     skills: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Skill bodies by id; every ``config.skills[].id`` needs one."""
 
@@ -393,6 +417,30 @@ def _agent_ref(value: Any) -> str | None:
     return None
 
 
+AGENT_MODEL = re.compile(r"[a-z0-9-]+/(?:[a-z0-9._:-]+/)*[a-z0-9._:-]+", re.IGNORECASE)
+"""n8n's ``provider/model`` rule for an agent's ``config.model`` (``""`` is allowed too: no model yet)."""
+
+
+def _agent_config_problems(where: str, config: dict[str, Any]) -> list[Problem]:
+    """The fields n8n 2.41's agent config schema requires: restore-thread refuses the seed without them."""
+    problems: list[Problem] = []
+    name = config.get("name")
+    if not isinstance(name, str) or not 1 <= len(name) <= 128:
+        problems.append((f"{where}.config.name", f"{quote(name)} is not a name of 1-128 characters"))
+    if not isinstance(config.get("instructions"), str):
+        problems.append((f"{where}.config.instructions", f"{quote(config.get('instructions'))} is not a string"))
+    model = config.get("model")
+    if not isinstance(model, str) or (model and not AGENT_MODEL.fullmatch(model)):
+        problems.append(
+            (
+                f"{where}.config.model",
+                f"{quote(model)} is not a model n8n accepts: write 'provider/model-name' "
+                "(e.g. 'anthropic/claude-sonnet-4-5') or '' for none",
+            )
+        )
+    return problems
+
+
 def _agent_problems(seed: InlineSeed) -> list[Problem]:
     problems: list[Problem] = []
     if len(seed.agents) > MAX_AGENTS:
@@ -427,24 +475,33 @@ def _agent_problems(seed: InlineSeed) -> list[Problem]:
                             "'custom' tools cannot be seeded (their code is not portable)",
                         )
                     )
-        for key in ("skills", "tools", "subAgents"):
+        for key in ("skills", "tools"):
             if key in config and not isinstance(config[key], list):
                 # The restore iterates these; anything else would crash it mid-run instead of here.
                 problems.append((f"{where}.config.{key}", f"{quote(config[key])} is not a list; write a JSON array"))
         if "tasks" in config:
             problems.append((f"{where}.config.tasks", "agent seeds cannot carry tasks; remove the key"))
-        sub_agents = config.get("subAgents", [])
-        if isinstance(sub_agents, list):
-            for k, entry in enumerate(sub_agents):
+        problems += _agent_config_problems(where, config)
+        sub_agents = config.get("subAgents", {})
+        if not isinstance(sub_agents, dict) or not isinstance(sub_agents.get("agents", []), list):
+            # n8n 2.41's shape: {"agents": [{"agentId": ...}], "maxChildren"?: n}; anything else is refused.
+            problems.append(
+                (
+                    f"{where}.config.subAgents",
+                    f"{quote(sub_agents)} is not n8n's sub-agent config; write "
+                    '{"agents": [{"agentId": "<seed agent id>"}]}',
+                )
+            )
+        else:
+            for k, entry in enumerate(sub_agents.get("agents", [])):
+                at = f"{where}.config.subAgents.agents[{k}]"
                 ref = _agent_ref(entry)
                 if ref is None:
-                    problems.append((f"{where}.config.subAgents[{k}]", f"{quote(entry)} does not name an agent id"))
+                    problems.append((at, f"{quote(entry)} does not name an agent id"))
                 elif ref == agent.id:
-                    problems.append((f"{where}.config.subAgents[{k}]", f"{ref!r} is the agent itself"))
+                    problems.append((at, f"{ref!r} is the agent itself"))
                 elif ref not in ids:
-                    problems.append(
-                        (f"{where}.config.subAgents[{k}]", f"{ref!r} is not a seed agent ({declared_ids(ids)})")
-                    )
+                    problems.append((at, f"{ref!r} is not a seed agent ({declared_ids(ids)})"))
         name = config.get("name")
         if isinstance(name, str):
             slug = slugify(name)

@@ -1,6 +1,7 @@
 """The demo instance's ASGI app: an n8n-compatible subset of the REST API (see DESIGN.md).
 
-Responses are ``{"data": ...}`` (paginated lists add ``"count"``); errors are ``{"code": status,
+The shapes are n8n 2.41's (see ``README.md`` there): responses are ``{"data": ...}`` (workflow and
+folder lists ``{count, data}``, data tables ``{data: {count, data}}``); errors are ``{"code": status,
 "message": ...}``. Every ``/rest`` route but ``POST /rest/login`` needs the ``n8n-auth`` cookie (401),
 eval routes need the owner (403), a thread belongs to its creator (403 for anyone else). Request
 bodies are validated with the models of :mod:`threadcase.wire` and answer 422 with a message naming
@@ -13,31 +14,33 @@ Routes (``/rest/instance-ai`` = ``AI``):
 - ``GET /threadcase/demo`` (no login; not an n8n route) -> ``{misbehaviours: [every name this demo
   knows], misbehave: [those switched on for every thread]}``: ``threadcase control`` asks it to tell a
   demo at ``--base-url`` from a real n8n
-- ``POST AI/threads`` ``{threadId, projectId?, source, origin, sourceContext?}`` (409 if the id exists;
-  ``sourceContext.demoMisbehave: [names]`` switches misbehaviours on for the thread),
-  ``DELETE AI/threads/:id`` (cancels its run), ``GET AI/threads/:id/status``
-  ``{status: idle|running, backgroundTasks, memoryTasks}``, ``GET AI/threads/:id/messages``
+- ``POST AI/threads`` ``{threadId, projectId?, source, origin, sourceContext?}`` -> ``{thread, created}``
+  (the same id again: ``created: false``; ``sourceContext.demoMisbehave: [names]`` switches misbehaviours
+  on for the thread), ``DELETE AI/threads/:id`` (cancels its run), ``GET AI/threads/:id/status``
+  ``{hasActiveRun, isSuspended, runId?, backgroundTasks, memoryTasks, promptConfiguration?}``,
+  ``GET AI/threads/:id/messages`` (``?limit&page``; ``content`` a string, the blocks with ``?raw=true``)
 - ``POST AI/chat/:threadId`` (a ``wire.ChatRequest``; header ``X-Demo-Misbehave: a,b``; 409 while a run
   is in progress) -> ``{runId}``; ``POST AI/chat/:threadId/cancel`` -> ``{cancelled}``
 - ``GET AI/events/:threadId`` Server-Sent Events (see :mod:`.events`)
 - ``POST AI/confirm/:requestId`` (a ``wire.ConfirmBody``; the same body twice is one delivery, a
   different second body is 409, an unknown id 404)
-- ``GET AI/debug/threads/:threadId/runs`` -> ``{runs: [{runId, label, startedAt, status}]}``,
-  ``GET AI/debug/runs/:runId`` -> ``{runId, startedAt, steps: [{output: {usage, text}}]}``
+- ``GET AI/debug/threads/:threadId/runs`` -> ``{threadId, runs: [{runId, threadId, startedAt (epoch ms),
+  stepCount, workflowCodeCount, label, steps}]}``, ``GET AI/debug/runs/:runId`` -> ``{threadId, runId,
+  startedAt, label, nextStepIndex, steps: [{stepNumber, input, output: {usage, ...}}], workflowCode}``
 - eval (owner only): ``POST AI/eval/restore-thread``, ``POST AI/eval/thread-credential-allowlist``,
   ``POST AI/eval/seed-data-table-rows``, ``POST AI/eval/execute-with-llm-mock/:workflowId``
   (see :mod:`.mock_exec`), ``GET AI/eval/threads/:threadId/memory`` (see :mod:`.memory`)
 - ``GET/POST /rest/projects``, ``GET /rest/projects/personal``, ``DELETE /rest/projects/:id``
 - ``GET/POST /rest/workflows``, ``GET/PATCH/DELETE /rest/workflows/:id``, ``POST .../:id/archive``
-- ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom?}`` -> ``{executionId}`` (credential-free manual or
+- ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom}`` -> ``{executionId}`` (credential-free manual or
   schedule workflows only, else 400), ``GET /rest/executions?workflowId=``, ``GET /rest/executions/:id``
   (see :mod:`.routes_executions`)
 - ``GET/POST /rest/credentials``, ``GET /rest/credentials/:id?includeData=true``,
   ``DELETE /rest/credentials/:id``, ``POST /rest/credentials/test`` ``{credentials: {id?, type?,
   data?}, threadId?}`` -> ``{status: OK|Error, message}`` (bypass-listed ids of the thread pass; data
   with ``eval-placeholder`` or no data fails; anything else passes)
-- ``GET/POST /rest/projects/:pid/folders`` (``take``/``skip``), ``DELETE .../folders/:id`` (with
-  its sub-folders and workflows); ``GET/POST /rest/projects/:pid/data-tables`` (``take``/``skip``),
+- ``GET/POST /rest/projects/:pid/folders`` (``take`` 10 unless given, ``skip``), ``DELETE .../folders/:id``
+  (with its sub-folders; its workflows archived at the root); ``GET/POST /rest/projects/:pid/data-tables``,
   ``GET .../data-tables/:id/columns``, ``GET .../data-tables/:id/rows``, ``DELETE .../data-tables/:id``
 - ``GET /rest/projects/:pid/agents/v2/:id/config`` -> ``{id, config}``, ``GET .../skills`` ->
   ``{skillId: skill}``, ``DELETE /rest/projects/:pid/agents/v2/:id``

@@ -1,11 +1,18 @@
-"""Per-thread event logs and the Server-Sent Events stream that serves them.
+"""Per-thread event logs and the Server-Sent Events stream that serves them, as n8n 2.41 does it.
 
-Every event gets the next per-thread integer id (``1, 2, ...``), is persisted (with ``--db``), and wakes the
-thread's subscribers. The stream (``GET /rest/instance-ai/events/:threadId``):
+Durable events get the next per-thread integer id (``1, 2, ...``), are persisted (with ``--db``) and
+replayed; ephemeral ones (``text-delta``) are sent live without an ``id:`` and never replayed. As on
+n8n, a response's deltas are also gathered into one durable ``text-block`` (keyed by run, agent and
+``responseId``), written before the next durable event of that agent (or at the run's finish) and
+never sent live, so live ids skip the block's number. The stream
+(``GET /rest/instance-ai/events/:threadId``):
 
 - without ``Last-Event-ID`` starts *after* the events that existed when the connection was accepted
-  (live only), so a client subscribes before it sends a chat message;
-- with ``Last-Event-ID: N`` first replays every event with id > N, then goes live;
+  (live only), so a client subscribes before it sends a chat message (n8n replays the whole durable
+  log there; for a fresh thread, the only kind a client subscribes to first, that is nothing);
+- with ``Last-Event-ID: N`` first replays every durable event with id > N (``text-block`` instead of
+  the deltas), then one ``text-delta`` with all the text so far of each response still open, then
+  goes live;
 - writes a heartbeat comment line (``: heartbeat``) after ``heartbeat`` seconds without events;
 - never ends by itself: it ends when the client disconnects, when the server closes, or when the
   fault injector drops it (after an event, mid-run).
@@ -26,7 +33,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from threadcase.demo_instance.faults import FaultInjector
 from threadcase.demo_instance.storage import Store
 
-__all__ = ["EventHub", "EventLog", "SSEResponse", "fast_json", "hex_id", "utc_now"]
+__all__ = ["EPHEMERAL", "EventHub", "EventLog", "SSEResponse", "epoch_ms", "fast_json", "hex_id", "utc_now"]
 
 
 _second: tuple[int, str] = (-1, "")  # the last whole second formatted, and its text
@@ -56,32 +63,103 @@ def hex_id() -> str:
     return raw.hex()
 
 
+EPHEMERAL = frozenset({"text-delta", "reasoning-delta", "status", "filesystem-request"})
+"""Event types sent live only, without an id (n8n's ``INSTANCE_AI_EPHEMERAL_EVENT_TYPES``)."""
+
+_Segment = tuple[str | None, str | None]
+
+
 class EventLog:
-    """One thread's events, in memory for streaming and (``persist``) in the store for restarts."""
+    """One thread's events: the durable log (replay, persistence) and the live feed (streams)."""
 
     def __init__(self, thread_id: str, store: Store, *, persist: bool = True) -> None:
         self.thread_id = thread_id
         self._store = store
         self._persist = persist
         self.events: list[dict[str, Any]] = store.list("events", thread_id) if persist else []
+        """The durable events, by id (what ``Last-Event-ID`` replays)."""
         self.events.sort(key=lambda event: int(event["id"]))
+        self.feed: list[dict[str, Any]] = []
+        """What live streams send, in order: durable events but text blocks, and the ephemeral ones."""
+        self._open: dict[_Segment, tuple[str | None, list[str]]] = {}
+        """Text of each (run, agent) response still open: its responseId and the deltas so far."""
         # Made when a stream starts waiting, not at every append: a reply's events are appended together
         # while nobody waits, and an event object per append was a measurable share of a turn's CPU.
         self._changed: anyio.Event | None = None
         self.closed = False
 
     def append(
-        self, type: str, payload: dict[str, Any], *, run_id: str | None = None, extra: dict[str, Any] | None = None
+        self,
+        type: str,
+        payload: dict[str, Any],
+        *,
+        run_id: str | None = None,
+        agent_id: str | None = None,
+        response_id: str | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Persist and publish one event; ``extra`` = top-level keys beside n8n's (threadcase extensions)."""
-        event: dict[str, Any] = {"id": str(len(self.events) + 1), "type": type, "runId": run_id, "payload": payload}
+        """Publish one event (persisting it unless ephemeral); ``extra`` = top-level keys beside n8n's
+        (threadcase extensions)."""
+        event: dict[str, Any] = {"type": type, "runId": run_id, "agentId": agent_id, "payload": payload}
+        if response_id is not None:
+            event["responseId"] = response_id
         if extra:
             event.update(extra)
+        if type in EPHEMERAL:
+            if type == "text-delta":
+                self._gather((run_id, agent_id), response_id, str(payload.get("text", "")))
+        else:
+            for block in self._close((run_id, agent_id), whole_run=type == "run-finish"):
+                self._keep(block)
+            self._keep(event)
+        self.feed.append(event)
+        self.wake()
+        return event
+
+    def _keep(self, event: dict[str, Any]) -> None:
+        event["id"] = str(len(self.events) + 1)
         if self._persist:
             self._store.insert("events", event["id"], event, scope=self.thread_id)
         self.events.append(event)
-        self.wake()
-        return event
+
+    def _gather(self, segment: _Segment, response_id: str | None, text: str) -> None:
+        current = self._open.get(segment)
+        if current is not None and current[0] != response_id:
+            # A new response of the same agent: the previous one is done, as a block.
+            for block in self._close(segment, whole_run=False):
+                self._keep(block)
+            current = None
+        if current is None:
+            self._open[segment] = (response_id, [text])
+        else:
+            current[1].append(text)
+
+    def _close(self, segment: _Segment, *, whole_run: bool) -> list[dict[str, Any]]:
+        """The open text of ``segment`` (every agent of its run, at run-finish) as durable text blocks."""
+        keys = [k for k in self._open if k[0] == segment[0]] if whole_run else [segment]
+        blocks = []
+        for key in keys:
+            found = self._open.pop(key, None)
+            if found is None:
+                continue
+            response_id, parts = found
+            block: dict[str, Any] = {"type": "text-block", "runId": key[0], "agentId": key[1]}
+            if response_id is not None:
+                block["responseId"] = response_id
+            block["payload"] = {"text": "".join(parts)}
+            blocks.append(block)
+        return blocks
+
+    def open_segments(self) -> list[dict[str, Any]]:
+        """One ``text-delta`` per response still open, with all its text so far (what a reconnect gets)."""
+        out = []
+        for (run_id, agent_id), (response_id, parts) in self._open.items():
+            event: dict[str, Any] = {"type": "text-delta", "runId": run_id, "agentId": agent_id}
+            if response_id is not None:
+                event["responseId"] = response_id
+            event["payload"] = {"text": "".join(parts)}
+            out.append(event)
+        return out
 
     def wake(self) -> None:
         """Wake every stream waiting on this log (an event arrived or the log closed)."""
@@ -131,7 +209,7 @@ class EventHub:
 
 # Events whose every value the run manager builds from strings, ints, bools and None (no agent-made
 # arguments or tool results): pydantic-core may encode them (see fast_json).
-_PLAIN_EVENTS = frozenset({"run-start", "text-delta", "run-finish", "error"})
+_PLAIN_EVENTS = frozenset({"run-start", "text-delta", "text-block", "run-finish", "error"})
 
 
 def fast_json(value: Any, *, ascii_only: bool) -> bytes | None:
@@ -187,7 +265,14 @@ def _frame(event: dict[str, Any]) -> bytes:
     data = fast_json(event, ascii_only=True) if event["type"] in _PLAIN_EVENTS else None
     if data is None:
         data = json.dumps(event, separators=(",", ":")).encode()
+    if "id" not in event:
+        return b"data: " + data + b"\n\n"  # ephemeral: no id, as n8n sends deltas
     return b"id: " + str(event["id"]).encode() + b"\ndata: " + data + b"\n\n"
+
+
+def epoch_ms() -> int:
+    """Now, in epoch milliseconds (how n8n writes run-debug ``startedAt`` and node ``startTime``)."""
+    return time.time_ns() // 1_000_000
 
 
 class SSEResponse:
@@ -205,10 +290,13 @@ class SSEResponse:
     ) -> None:
         self._hub = hub
         self._log = log
-        # Fixed now, at accept time: "live only" means events after this connection was accepted.
-        # A Last-Event-ID past the end (a log from before a restart, a made-up id) resumes at the end:
-        # left as is, every future event would have an id at or below it and never be sent.
-        self._cursor = len(log.events) if after is None else min(max(0, after), len(log.events))
+        # Fixed now, at accept time: "live only" means events after this connection was accepted. A
+        # resume first replays the durable events after its id (a Last-Event-ID past the end, from before
+        # a restart or made up, replays nothing), then the text of responses still open, then goes live.
+        self._cursor = len(log.feed)
+        self._replay: list[dict[str, Any]] = []
+        if after is not None:
+            self._replay = [*log.events[max(0, after) :], *log.open_segments()]
         self._heartbeat = heartbeat
         self._last_write = 0.0
         self._faults = faults
@@ -264,8 +352,11 @@ class SSEResponse:
 
     async def _stream(self, send: Any) -> None:
         log = self._log
+        if self._replay:
+            replay, self._replay = self._replay, []
+            await self._write(send, b"".join(_frame(event) for event in replay))
         while not (log.closed or self._hub.closing or self._disconnected):
-            pending = log.events[self._cursor :]
+            pending = log.feed[self._cursor :]
             # Events appended together (a reply's last text-delta and its run-finish) leave in one write:
             # one send and one read instead of one per event, on both sides of the connection.
             frames: list[bytes] = []
@@ -280,7 +371,7 @@ class SSEResponse:
                     break
             if frames:
                 await self._write(send, b"".join(frames))
-                self._cursor = int(pending[len(frames) - 1]["id"])
+                self._cursor += len(frames)
             if dropped:
                 return
             if pending:

@@ -42,7 +42,7 @@ import uuid
 from collections import deque
 from typing import Any
 
-from threadcase.demo_instance.events import utc_now
+from threadcase.demo_instance.events import epoch_ms, utc_now
 from threadcase.demo_instance.resources import visible_credentials
 from threadcase.demo_instance.storage import Store
 from threadcase.wire import ExecuteWithMockRequest
@@ -315,7 +315,7 @@ class _Execution:
                 "executionMode": mode,
                 "interceptedRequests": [],
                 "iterationCount": 0,
-                "startTime": utc_now(),
+                "startTime": epoch_ms(),
             },
         )
 
@@ -324,14 +324,12 @@ class _Execution:
         needed = CREDENTIAL_TYPES.get(node_type)
         attached = node.get("credentials") or {}
         if needed is not None and needed not in attached:
-            raise NodeError(f"Node {node['name']!r} has no {needed} credential: set one up before running")
+            raise NodeError(f"no {needed} credential: set one up before running")
         for cred_type, ref in attached.items():
             cred_id = ref.get("id") if isinstance(ref, dict) else None
             credential = self.view.get(str(cred_id)) if cred_id else None
             if credential is None or credential.get("type") != cred_type:
-                raise NodeError(
-                    f"Node {node['name']!r}: credential {cred_id!r} ({cred_type}) is not available to this workflow"
-                )
+                raise NodeError(f"credential {cred_id!r} ({cred_type}) is not available to this workflow")
             if cred_id not in self.mocked_credentials:
                 self.mocked_credentials.append(str(cred_id))
 
@@ -430,7 +428,7 @@ class _Execution:
                 None,
             )
         if table is None:
-            raise NodeError(f"Node {node['name']!r}: data table {table_id or params.get('dataTableName')!r} not found")
+            raise NodeError(f"data table {table_id or params.get('dataTableName')!r} not found")
         return table
 
     def _run_table(self, node: dict[str, Any], items: list[Item]) -> list[list[Item]]:
@@ -440,7 +438,7 @@ class _Execution:
         if operation in ("get", "read", "getall", "rows"):
             return [[dict(r) for r in rows]]
         if operation not in ("insert", "upsert", "append"):
-            raise NodeError(f"Node {node['name']!r}: unsupported data table operation {operation!r}")
+            raise NodeError(f"unsupported data table operation {operation!r}")
         columns = [c["name"] for c in table.get("columns", [])]
         inserted: list[Item] = []
         with self.store.tx():
@@ -492,7 +490,7 @@ class _Execution:
                     outputs = self._execute_node(node, items)
                 except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
                     # A malformed node (e.g. parameters that are not an object) fails like a node, not the server.
-                    raise NodeError(f"Node {name!r} is misconfigured: {type(exc).__name__}: {exc}") from exc
+                    raise NodeError(f"misconfigured: {type(exc).__name__}: {exc}") from exc
             except NodeError as exc:
                 message = str(exc)
                 result = self._result(node, "mocked")
@@ -504,7 +502,7 @@ class _Execution:
                 elif mode == "continueErrorOutput":
                     outputs = [[], failed]
                 else:
-                    self.errors.append(f"{name}: {message}")
+                    self.errors.append(f'Node "{name}": {message}')
                     result["iterationCount"] += 1
                     return False
             self._emit(node, outputs, self._result(node, "real"), connections, queue)
@@ -533,6 +531,19 @@ class _Execution:
                     queue.append((str(link["node"]), [dict(i) for i in items]))
 
 
+def _n8n_node_result(result: dict[str, Any]) -> dict[str, Any]:
+    """A node's result as n8n answers it: ``outputs: {main: [[{json, pairedItem}, ...]]}``; a node's
+    error is only in the execution's ``errors`` (``Node "X": ...``)."""
+    out = {k: v for k, v in result.items() if k not in ("outputs", "error")}
+    out["outputs"] = {
+        "main": [
+            [{"json": item, "pairedItem": {"item": index}} for index, item in enumerate(branch)]
+            for branch in result["outputs"]
+        ]
+    }
+    return out
+
+
 def execute_with_mock(
     store: Store,
     workflow: dict[str, Any],
@@ -554,7 +565,7 @@ def execute_with_mock(
     return {
         "executionId": f"mock-{uuid.uuid4().hex[:12]}",
         "success": success,
-        "nodeResults": execution.results,
+        "nodeResults": {name: _n8n_node_result(result) for name, result in execution.results.items()},
         "errors": execution.errors,
         "hints": {
             "globalContext": request.scenarioHints or "",

@@ -8,15 +8,19 @@ the credential test.
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import string
 from typing import Any
 
+from threadcase.demo_instance.apierror import ApiError
 from threadcase.demo_instance.events import utc_now
 from threadcase.demo_instance.storage import Store
 
 __all__ = [
+    "AGENT_MODEL",
     "PLACEHOLDER",
+    "check_column_name",
     "credential_summary",
     "folder_path",
     "new_id",
@@ -27,6 +31,25 @@ __all__ = [
 
 PLACEHOLDER = "eval-placeholder"
 _ALPHABET = string.ascii_letters + string.digits
+
+
+AGENT_MODEL = re.compile(r"[a-z0-9-]+/(?:[a-z0-9._:-]+/)*[a-z0-9._:-]+", re.IGNORECASE)
+"""n8n's rule for an agent's model: ``provider/model-name`` (or ``""``)."""
+_SYSTEM_COLUMNS = {"id": "system", "createdat": "system", "updatedat": "system", "dryrunstate": "testing"}
+_COLUMN_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
+
+
+def check_column_name(name: str) -> None:
+    """Refuse a data-table column name as n8n 2.41 does (its messages): system names and bad spellings."""
+    kind = _SYSTEM_COLUMNS.get(name.lower())
+    if kind is not None:
+        raise ApiError(400, f'Column name "{name}" is reserved as a {kind} column name.')
+    if not _COLUMN_NAME.fullmatch(name):
+        raise ApiError(
+            400,
+            "Validation error with data table request: Only alphabetical characters and non-leading numbers and "
+            "underscores are allowed for column names, and the maximum length is 63 characters.",
+        )
 
 
 def new_id(length: int = 16) -> str:

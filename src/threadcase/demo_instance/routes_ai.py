@@ -36,8 +36,12 @@ async def create_thread(request: Request) -> JSONResponse:
     misbehave = parse_misbehaviours((body.sourceContext or {}).get("demoMisbehave"), "sourceContext.demoMisbehave")
     project_id = body.projectId or platform.personal_project(user)["id"]
     platform.project_for(user, project_id)
-    if platform.store.get("threads", body.threadId) is not None:
-        raise ApiError(409, f"thread {body.threadId!r} already exists; use a fresh thread id per run")
+    existing = platform.store.get("threads", body.threadId)
+    if existing is not None:
+        if existing.get("ownerId") != user.id:
+            raise ApiError(403, f"thread {body.threadId!r} belongs to another user")
+        # As n8n: creating a thread that exists is a no-op that says so.
+        return ok_plain({"thread": _thread_view(existing), "created": False})
     thread = {
         "id": body.threadId,
         "projectId": project_id,
@@ -53,9 +57,21 @@ async def create_thread(request: Request) -> JSONResponse:
         "createdAt": utc_now(),
     }
     platform.store.insert("threads", str(thread["id"]), thread, scope=user.id)
-    return ok_plain(
-        {"id": thread["id"], "threadId": thread["id"], "projectId": project_id, "createdAt": thread["createdAt"]}
-    )
+    return ok_plain({"thread": _thread_view(thread), "created": True})
+
+
+def _thread_view(thread: dict[str, Any]) -> dict[str, Any]:
+    """A thread as n8n answers it: ``{id, resourceId (the owner), createdAt, updatedAt, metadata}``."""
+    metadata = {"source": thread.get("source"), "origin": thread.get("origin")}
+    if thread.get("sourceContext") is not None:
+        metadata["sourceContext"] = thread["sourceContext"]
+    return {
+        "id": thread["id"],
+        "resourceId": thread.get("ownerId"),
+        "createdAt": thread.get("createdAt"),
+        "updatedAt": thread.get("createdAt"),
+        "metadata": metadata,
+    }
 
 
 @router.delete("/threads/{thread_id}")
@@ -73,7 +89,7 @@ async def delete_thread(thread_id: str, request: Request) -> JSONResponse:
         platform.store.delete_children("steps", "runs", thread_id)
         platform.store.delete_scope("runs", thread_id)
     platform.hub.forget(thread_id)
-    return ok_plain({"success": True})
+    return ok_plain({"ok": True})
 
 
 @router.get("/threads/{thread_id}/status")
@@ -84,12 +100,59 @@ async def thread_status(thread_id: str, request: Request) -> JSONResponse:
     return ok_plain(platform.runs.status(thread_id))
 
 
+def _query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise ApiError(400, f"query parameter {name} must be an integer from {low} to {high}, got {raw!r}")
+    return value
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    return "".join(str(b.get("text", "")) for b in message.get("content") or [] if b.get("type") == "text")
+
+
 @router.get("/threads/{thread_id}/messages")
 async def thread_messages(thread_id: str, request: Request) -> JSONResponse:
-    """Every stored message of the thread (seeded ones included), in order."""
+    """The thread's stored messages, as n8n pages them: page 0 is the newest ``limit`` (default 50,
+    at most 200), oldest first within a page. By default ("rich") ``content`` is the text as one string;
+    ``?raw=true`` gives the stored blocks (text, tool calls with input and output)."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
-    return ok(platform.store.list("messages", thread_id))
+    limit = _query_int(request, "limit", 50, 1, 200)
+    page = _query_int(request, "page", 0, 0, 1000)
+    stored = platform.store.list("messages", thread_id)
+    end = max(0, len(stored) - page * limit)
+    window = stored[max(0, end - limit) : end]
+    if request.query_params.get("raw") == "true":
+        raw = [
+            {k: m.get(k) for k in ("id", "role", "content", "type", "createdAt", "seeded") if k in m} for m in window
+        ]
+        return ok({"threadId": thread_id, "messages": raw})
+    rich = []
+    for message in window:
+        entry = {
+            "id": message.get("id"),
+            "role": message.get("role"),
+            "createdAt": message.get("createdAt"),
+            "content": _text_of(message),
+            "reasoning": "",
+            "isStreaming": False,
+            "seeded": bool(message.get("seeded")),
+        }
+        if message.get("runId"):
+            entry["runId"] = message["runId"]
+        rich.append(entry)
+    thread = platform.store.get("threads", thread_id) or {}
+    next_event_id = len(platform.hub.log(thread_id).events) + 1
+    return ok(
+        {"threadId": thread_id, "projectId": thread.get("projectId"), "messages": rich, "nextEventId": next_event_id}
+    )
 
 
 def _attachments(platform: Platform, user_project: str, body: ChatRequest) -> list[dict[str, Any]]:
@@ -133,7 +196,8 @@ async def cancel(thread_id: str, request: Request) -> JSONResponse:
     """Cancel the thread's running turn (ends with ``run-finish`` status cancelled)."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
-    return ok({"cancelled": platform.runs.cancel(thread_id)})
+    platform.runs.cancel(thread_id)
+    return ok({"ok": True})
 
 
 @router.get("/events/{thread_id}")
@@ -186,38 +250,45 @@ async def confirm(request_id: str, request: Request) -> JSONResponse:
 
 @router.get("/debug/threads/{thread_id}/runs")
 async def debug_runs(thread_id: str, request: Request) -> JSONResponse:
-    """The thread's runs (with their steps, a threadcase extension)."""
+    """The thread's runs, as n8n's run debug lists them (``startedAt`` in epoch milliseconds); each run's
+    steps ride along (a threadcase extension): one request gives a client every token number."""
     platform = _platform(request)
     platform.thread_for(platform.user(request), thread_id)
-    # Each run's steps ride along (a threadcase extension): one request gives a client every token number.
-    runs = [
-        {
-            "runId": r["runId"],
-            "label": r.get("label"),
-            "startedAt": r.get("startedAt"),
-            "status": r.get("status"),
-            "steps": platform.store.list("steps", r["runId"]),
-        }
-        for r in platform.store.list("runs", thread_id)
-    ]
-    return ok({"runs": runs})
+    runs = []
+    for r in platform.store.list("runs", thread_id):
+        steps = platform.store.list("steps", r["runId"])
+        runs.append(
+            {
+                "runId": r["runId"],
+                "threadId": thread_id,
+                "startedAt": r.get("startedAt"),
+                "stepCount": len(steps),
+                "workflowCodeCount": 0,
+                "label": r.get("label"),
+                "steps": steps,
+            }
+        )
+    return ok({"threadId": thread_id, "runs": runs})
 
 
 @router.get("/debug/runs/{run_id}")
 async def debug_run(run_id: str, request: Request) -> JSONResponse:
-    """One run's steps with token usage."""
+    """One run's steps (``{stepNumber, input, output}``, usage in the output), as n8n answers it."""
     platform = _platform(request)
     user = platform.user(request)
     run = platform.store.get("runs", run_id)
     if run is None:
-        raise ApiError(404, f"run {run_id!r} not found")
+        raise ApiError(404, "Run debug record not found")
     platform.thread_for(user, str(run["threadId"]))
+    steps = platform.store.list("steps", run_id)
     return ok(
         {
-            "runId": run_id,
             "threadId": run["threadId"],
+            "runId": run_id,
             "startedAt": run.get("startedAt"),
-            "status": run.get("status"),
-            "steps": platform.store.list("steps", run_id),
+            "label": run.get("label"),
+            "nextStepIndex": len(steps),
+            "steps": steps,
+            "workflowCode": [],
         }
     )

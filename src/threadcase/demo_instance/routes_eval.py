@@ -16,7 +16,13 @@ from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import utc_now
 from threadcase.demo_instance.mock_exec import execute_with_mock
 from threadcase.demo_instance.platform import Platform, ok, ok_plain, parse_body
-from threadcase.demo_instance.resources import new_id, new_workflow_doc, visible_credentials
+from threadcase.demo_instance.resources import (
+    AGENT_MODEL,
+    check_column_name,
+    new_id,
+    new_workflow_doc,
+    visible_credentials,
+)
 from threadcase.wire import (
     ExecuteWithMockRequest,
     RestoreThreadRequest,
@@ -160,6 +166,8 @@ async def restore_thread(request: Request) -> JSONResponse:
             raise _bad(
                 f"dataTables[{i}].columns", "must be a list of {name, type: string|number|boolean|date}", columns
             )
+        for column in columns:
+            check_column_name(str(column["name"]))
         if tid in table_ids:
             raise _bad(f"dataTables[{i}].id", "duplicate data table id", tid)
         table_ids[tid] = new_id()
@@ -193,6 +201,17 @@ async def restore_thread(request: Request) -> JSONResponse:
         aid = _str_field(agent, "id", f"agents[{i}]", lo=8, hi=64)
         if not isinstance(agent.get("config"), dict):
             raise _bad(f"agents[{i}].config", "must be an object (the agent's JSON config)")
+        model = agent["config"].get("model")
+        if not isinstance(model, str) or (model and not AGENT_MODEL.fullmatch(model)):
+            # n8n's own (zod) answer for a model that is not "provider/model-name".
+            raise ApiError(
+                400,
+                'Model must be "provider/model-name" format (e.g. "anthropic/claude-sonnet-4-5" or '
+                f'"openrouter/amazon/nova-micro-v1") (agents[{i}].config.model: {model!r})',
+            )
+        for key, kind in (("name", str), ("instructions", str)):
+            if not isinstance(agent["config"].get(key), kind):
+                raise _bad(f"agents[{i}].config.{key}", "is required (a string)", agent["config"].get(key))
         if not isinstance(agent.get("skills", {}), dict):
             raise _bad(f"agents[{i}].skills", "must be an object keyed by skill id")
         if aid in seen_agents or aid in seen_workflows:

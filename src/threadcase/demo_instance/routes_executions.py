@@ -6,10 +6,11 @@ What the simulated user does when a case sets ``allowUserExecution``: run a work
 their per-type default. Like n8n's own rule for user execution, only credential-free workflows started
 by a manual or schedule trigger run; anything else is refused with a 400 that says why.
 
-- ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom?: {name}}`` -> ``{executionId}`` (the
-  execution is finished when the answer comes); instance owner or the workflow's project member
-  (403 otherwise), 404 unknown
-- ``GET /rest/executions`` (``?workflowId=`` or n8n's ``?filter={"workflowId": ...}``) ->
+- ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom: {name}}`` -> ``{executionId}`` (the
+  execution is finished when the answer comes; without ``triggerToStartFrom`` n8n's 400 "To run the
+  workflow manually, specify either a trigger to start from or a destination node."); instance owner
+  or the workflow's project member (403 otherwise), 404 unknown
+- ``GET /rest/executions`` (n8n's ``?filter={"workflowId": ...}``; ``?workflowId=`` is ignored, as there) ->
   ``{count, estimated, results: [summary]}``, newest first
 - ``GET /rest/executions/:id`` -> the summary plus ``data.resultData`` (runData per node, error,
   lastNodeExecuted) and the workflow as it ran (``workflowData``)
@@ -77,24 +78,15 @@ def _is_trigger(node: dict[str, Any]) -> bool:
     return "trigger" in node_type or node_type.endswith(".webhook") or node.get("type") in RUNNABLE_TRIGGERS
 
 
-def _start_trigger(workflow: dict[str, Any], name: str | None) -> dict[str, Any]:
-    """The trigger the run starts from: the named one, else the first manual/schedule trigger (400 if none)."""
+def _start_trigger(workflow: dict[str, Any], name: str) -> dict[str, Any]:
+    """The named trigger the run starts from (400 if the workflow has no such enabled trigger)."""
     nodes = [n for n in workflow.get("nodes", []) if isinstance(n, dict) and not n.get("disabled")]
     triggers = [n for n in nodes if _is_trigger(n)]
     listed = ", ".join(f"{n.get('name')!r} ({n.get('type')})" for n in triggers) or "none"
     label = f"workflow {workflow.get('name')!r}"
-    if name is not None:
-        chosen = next((n for n in triggers if n.get("name") == name), None)
-        if chosen is None:
-            raise ApiError(400, f"{label} has no enabled trigger named {name!r} (triggers: {listed})")
-    else:
-        chosen = next((n for n in triggers if n.get("type") in RUNNABLE_TRIGGERS), None)
-        if chosen is None:
-            raise ApiError(
-                400,
-                f"{label} cannot be run by a user: it has no manual or schedule trigger (triggers: {listed}); "
-                "only credential-free manual or schedule workflows run",
-            )
+    chosen = next((n for n in triggers if n.get("name") == name), None)
+    if chosen is None:
+        raise ApiError(400, f"{label} has no enabled trigger named {name!r} (triggers: {listed})")
     if chosen.get("type") not in RUNNABLE_TRIGGERS:
         raise ApiError(
             400,
@@ -117,17 +109,18 @@ def _refuse_credentials(workflow: dict[str, Any]) -> None:
             )
 
 
-def _run_data(results: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def _run_data(results: dict[str, Any], errors: list[str]) -> dict[str, list[dict[str, Any]]]:
     """The executor's node results in n8n's ``runData`` shape: node -> [task {status, data.main, error?}]."""
     run_data: dict[str, list[dict[str, Any]]] = {}
     for name, result in results.items():
+        failure = next((e.split(":", 1)[1].strip() for e in errors if e.startswith(f'Node "{name}":')), None)
         task: dict[str, Any] = {
             "startTime": result.get("startTime"),
-            "executionStatus": "error" if result.get("error") else "success",
-            "data": {"main": [[{"json": item} for item in branch] for branch in result.get("outputs", [])]},
+            "executionStatus": "error" if failure else "success",
+            "data": {"main": (result.get("outputs") or {}).get("main", [])},
         }
-        if result.get("error"):
-            task["error"] = {"message": result["error"]}
+        if failure:
+            task["error"] = {"message": failure}
         run_data[name] = [task]
     return run_data
 
@@ -149,7 +142,12 @@ async def run_workflow(workflow_id: str, request: Request) -> JSONResponse:
         raise ApiError(403, f"workflow {workflow_id!r} belongs to a project you are not a member of")
     if workflow.get("isArchived"):
         raise ApiError(400, f"workflow {workflow.get('name')!r} is archived; unarchive it before running it")
-    trigger = _start_trigger(workflow, body.triggerToStartFrom.name if body.triggerToStartFrom else None)
+    if body.triggerToStartFrom is None:
+        # n8n's own answer: a manual run names where it starts.
+        raise ApiError(
+            400, "To run the workflow manually, specify either a trigger to start from or a destination node."
+        )
+    trigger = _start_trigger(workflow, body.triggerToStartFrom.name)
     _refuse_credentials(workflow)
     # The executor starts at the first trigger it finds: hand it the workflow with only the chosen one.
     runnable = dict(workflow)
@@ -163,7 +161,7 @@ async def run_workflow(workflow_id: str, request: Request) -> JSONResponse:
     errors = [str(e) for e in result.get("errors", [])]
     results = result.get("nodeResults", {})
     last = next(reversed(results), None) if results else None
-    result_data: dict[str, Any] = {"runData": _run_data(results), "lastNodeExecuted": last}
+    result_data: dict[str, Any] = {"runData": _run_data(results, errors), "lastNodeExecuted": last}
     if errors:
         result_data["error"] = {"message": errors[0]}
     success = bool(result.get("success"))
@@ -195,10 +193,11 @@ def _visible(platform: Platform, user: User, execution: dict[str, Any]) -> bool:
 
 @router.get("/executions")
 async def list_executions(request: Request) -> JSONResponse:
-    """Executions the caller may see, newest first; ``?workflowId=`` (or ``filter={"workflowId"}``) narrows."""
+    """Executions the caller may see, newest first; ``filter={"workflowId": ...}`` narrows."""
     platform = _platform(request)
     user = platform.user(request)
-    workflow_id = request.query_params.get("workflowId")
+    # As n8n: only ``filter`` narrows (a ``?workflowId=`` parameter is ignored, every execution comes back).
+    workflow_id: str | None = None
     raw_filter = request.query_params.get("filter")
     if raw_filter:
         try:
@@ -207,7 +206,7 @@ async def list_executions(request: Request) -> JSONResponse:
             raise ApiError(422, f"query parameter filter must be a JSON object, got {raw_filter!r}") from None
         if not isinstance(parsed, dict):
             raise ApiError(422, f"query parameter filter must be a JSON object, got {raw_filter!r}")
-        workflow_id = workflow_id or (str(parsed["workflowId"]) if parsed.get("workflowId") else None)
+        workflow_id = str(parsed["workflowId"]) if parsed.get("workflowId") else None
     rows = platform.store.list("executions", workflow_id) if workflow_id else platform.store.list("executions")
     results = [_summary(e) for e in reversed(rows) if _visible(platform, user, e)]
     return ok({"count": len(results), "estimated": False, "results": results})

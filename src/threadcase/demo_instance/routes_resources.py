@@ -15,6 +15,7 @@ from threadcase.demo_instance.apierror import ApiError
 from threadcase.demo_instance.events import utc_now
 from threadcase.demo_instance.platform import Platform, User, ok, parse_body
 from threadcase.demo_instance.resources import (
+    check_column_name,
     credential_summary,
     new_id,
     new_workflow_doc,
@@ -32,7 +33,13 @@ def _platform(request: Request) -> Platform:
     return platform
 
 
-def _page(request: Request, items: list[dict[str, Any]]) -> JSONResponse:
+def _page(
+    request: Request, items: list[dict[str, Any]], *, default_take: int | None = None, wrapped: bool = False
+) -> JSONResponse:
+    """One page of ``items`` (``skip``/``take``): ``{count, data}`` at the top level as n8n answers lists of
+    workflows and folders, or ``wrapped`` in ``data`` as it answers data tables (``{data: {count, data}}``).
+    ``default_take``: n8n's folder list answers 10 unless told ``take``."""
+
     def _int(name: str, default: int) -> int:
         raw = request.query_params.get(name)
         if raw is None:
@@ -45,8 +52,9 @@ def _page(request: Request, items: list[dict[str, Any]]) -> JSONResponse:
             raise ApiError(422, f"query parameter {name} must be a non-negative integer, got {raw!r}")
         return value
 
-    skip, take = _int("skip", 0), _int("take", len(items) or 1)
-    return ok(items[skip : skip + take], count=len(items))
+    skip, take = _int("skip", 0), min(_int("take", default_take or len(items) or 1), 250)
+    page = items[skip : skip + take]
+    return ok({"count": len(items), "data": page}) if wrapped else ok(page, count=len(items))
 
 
 # --- projects ---------------------------------------------------------------------------------
@@ -114,7 +122,7 @@ async def delete_project(project_id: str, request: Request) -> JSONResponse:
             store.delete_scope("table_rows", table["id"])
             store.delete("data_tables", table["id"])
         store.delete("projects", project_id)
-    return ok({"success": True})
+    return JSONResponse({})  # n8n answers a project delete with an empty object
 
 
 # --- workflows --------------------------------------------------------------------------------
@@ -237,7 +245,14 @@ async def patch_workflow(workflow_id: str, request: Request) -> JSONResponse:
 async def archive_workflow(workflow_id: str, request: Request) -> JSONResponse:
     """Archive a workflow (and deactivate it), as n8n does before a delete."""
     platform = _platform(request)
-    doc = _workflow_for(platform, platform.user(request), workflow_id)
+    user = platform.user(request)
+    try:
+        doc = _workflow_for(platform, user, workflow_id)
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+        # n8n answers a workflow it cannot find in the caller's projects with 403, not 404.
+        raise ApiError(403, "Could not archive the workflow - workflow was not found in your projects") from None
     doc.update(isArchived=True, active=False, updatedAt=utc_now())
     platform.store.put("workflows", workflow_id, doc, scope=str(doc["projectId"]))
     return ok(_workflow_view(platform, doc))
@@ -245,9 +260,18 @@ async def archive_workflow(workflow_id: str, request: Request) -> JSONResponse:
 
 @router.delete("/workflows/{workflow_id}")
 async def delete_workflow(workflow_id: str, request: Request) -> JSONResponse:
-    """Delete a workflow."""
+    """Delete an archived workflow (n8n: 400 unless archived first; 403 for one that does not exist)."""
     platform = _platform(request)
-    _workflow_for(platform, platform.user(request), workflow_id)
+    user = platform.user(request)
+    try:
+        doc = _workflow_for(platform, user, workflow_id)
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+        # n8n answers a workflow it cannot find in the caller's projects with 403, not 404.
+        raise ApiError(403, "Could not delete the workflow - workflow was not found in your projects") from None
+    if not doc.get("isArchived"):
+        raise ApiError(400, "Workflow must be archived before it can be deleted.")
     with platform.store.tx():
         platform.store.delete("workflows", workflow_id)
         # As in n8n, a workflow's executions go with it.
@@ -375,7 +399,7 @@ async def list_folders(project_id: str, request: Request) -> JSONResponse:
     """Folders of a project with their paths."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
-    return _page(request, platform.store.list("folders", project_id))
+    return _page(request, platform.store.list("folders", project_id), default_take=10)
 
 
 @router.post("/projects/{project_id}/folders")
@@ -403,7 +427,8 @@ async def create_folder(project_id: str, request: Request) -> JSONResponse:
 
 @router.delete("/projects/{project_id}/folders/{folder_id}")
 async def delete_folder(project_id: str, folder_id: str, request: Request) -> JSONResponse:
-    """Delete a folder with its sub-folders and their workflows (n8n without ``transferTo``)."""
+    """Delete a folder with its sub-folders; their workflows are archived at the project root (n8n 2.41
+    without ``transferToFolderId``: archived, not deleted, and still listed)."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     store = platform.store
@@ -411,7 +436,7 @@ async def delete_folder(project_id: str, folder_id: str, request: Request) -> JS
     if folder is None or folder.get("projectId") != project_id:
         raise ApiError(404, f"folder {folder_id!r} not found in project {project_id}")
     with store.tx():
-        # A folder goes with its contents (sub-folders and their workflows), like n8n without transferTo.
+        # A folder goes with its sub-folders; its workflows are archived and left at the root, as on n8n.
         doomed = {folder_id}
         folders = store.list("folders", project_id)
         grew = True
@@ -421,11 +446,11 @@ async def delete_folder(project_id: str, folder_id: str, request: Request) -> JS
             grew = bool(more)
         for workflow in store.list("workflows", project_id):
             if workflow.get("parentFolderId") in doomed:
-                store.delete("workflows", workflow["id"])
-                store.delete_scope("executions", workflow["id"])
+                workflow.update(parentFolderId=None, isArchived=True, active=False, updatedAt=utc_now())
+                store.put("workflows", workflow["id"], workflow, scope=project_id)
         for fid in doomed:
             store.delete("folders", fid)
-    return ok(True)
+    return JSONResponse({})
 
 
 # --- data tables ------------------------------------------------------------------------------
@@ -450,7 +475,7 @@ async def list_tables(project_id: str, request: Request) -> JSONResponse:
     """Data tables of a project."""
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
-    return _page(request, platform.store.list("data_tables", project_id))
+    return _page(request, platform.store.list("data_tables", project_id), wrapped=True)
 
 
 @router.post("/projects/{project_id}/data-tables")
@@ -459,6 +484,8 @@ async def create_table(project_id: str, request: Request) -> JSONResponse:
     platform = _platform(request)
     platform.project_for(platform.user(request), project_id)
     body = await parse_body(request, _TableBody, "data table")
+    for column in body.columns:
+        check_column_name(column.name)
     doc = {
         "id": new_id(),
         "name": body.name,

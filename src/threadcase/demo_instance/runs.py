@@ -28,7 +28,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent, HistoryMessage, ToolFailed, TurnInput
 from threadcase.demo_instance.apierror import ApiError, validation_message
-from threadcase.demo_instance.events import EventHub, hex_id, utc_now
+from threadcase.demo_instance.events import EventHub, epoch_ms, hex_id, utc_now
 from threadcase.demo_instance.memory import (
     DEFAULT_THRESHOLD,
     FORGETS_AFTER_COMPACTION,
@@ -51,6 +51,10 @@ TOOL_SCHEMA_TOKENS = estimate_tokens(json.dumps(TOOL_SCHEMAS))
 STATIC_TOKENS = INSTRUCTIONS_TOKENS + TOOL_SCHEMA_TOKENS
 
 _CONFIRM = TypeAdapter(ConfirmBody)
+_LIVE_TASK = frozenset({"queued", "running"})
+"""n8n lists a memory task only while it is queued or running."""
+_PROMPT_CONFIGURATION = {"version": "demo@1", "systemPromptVersion": "demo-builder@1", "skillVariants": []}
+"""What ``promptConfiguration`` says once a thread has run (n8n names its prompt version there)."""
 _Turn = tuple["ActiveRun", dict[str, Any]]
 
 
@@ -130,12 +134,19 @@ class ActiveRun:
     visible_tokens: int = 0
     message_count: int = 0
 
+    started_ms: int = 0
+    """When the run started, in epoch milliseconds (run debug's ``startedAt``, as n8n sends it)."""
+    agent_id: str = ""
+    """The orchestrator's id, on every event of the run (n8n: ``orchestrator-<runId>``)."""
+    waiting: int = 0
+    """Widgets of this run waiting for their answer: the thread is then suspended, not running."""
+
     def doc(self, status: str) -> dict[str, Any]:
         """The run as stored (``runs`` kind) with ``status``."""
         return {
             "runId": self.run_id,
             "threadId": self.thread_id,
-            "startedAt": self.started_at,
+            "startedAt": self.started_ms,
             "status": status,
             "label": self.message[:80],
         }
@@ -153,8 +164,13 @@ class RunContext:
         if self._m.settings.latency_ms:
             await anyio.sleep(self._m.settings.latency_ms / 1000)
 
-    def _emit(self, type: str, payload: dict[str, Any]) -> None:
-        self._m.hub.log(self._run.thread_id).append(type, payload, run_id=self._run.run_id)
+    def _emit(
+        self, type: str, payload: dict[str, Any], *, agent_id: str | None = None, response_id: str | None = None
+    ) -> None:
+        run = self._run
+        self._m.hub.log(run.thread_id).append(
+            type, payload, run_id=run.run_id, agent_id=agent_id or run.agent_id, response_id=response_id
+        )
 
     async def say(self, text: str) -> None:
         """Stream text to the user as ``text-delta`` events."""
@@ -169,7 +185,8 @@ class RunContext:
             run.blocks[-1]["text"] += text
         else:
             run.blocks.append({"type": "text", "text": text})
-        self._emit("text-delta", {"text": text})
+        # One response per agent step, as n8n's responseId (``<run>:step:<n>``) tells them apart.
+        self._emit("text-delta", {"text": text}, response_id=f"{run.run_id}:step:{run.step_count + 1}")
 
     async def call_tool(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
         """Run a platform tool (``tool-call`` then ``tool-result`` or ``tool-error``); returns its result."""
@@ -234,9 +251,11 @@ class RunContext:
         self._m.waiters[request_id] = waiter
         started = utc_now()
         self._emit("confirmation-request", payload)
+        run.waiting += 1
         try:
             await waiter.event.wait()
         finally:
+            run.waiting -= 1
             waiter.closed = True
         assert waiter.body is not None
         answer = waiter.body
@@ -267,17 +286,18 @@ class RunContext:
         """Start a sub-agent (``agent-spawned``); returns its id."""
         agent_id = f"agent-{hex_id()[:12]}"
         self._run.spawned.append(agent_id)
-        payload: dict[str, Any] = {"agentId": agent_id, "role": role}
+        # As n8n: the sub-agent's id is the event's own agentId; the payload names its parent.
+        payload: dict[str, Any] = {"parentId": self._run.agent_id, "role": role, "tools": []}
         if target is not None:
             payload["targetResource"] = target
-        self._emit("agent-spawned", payload)
+        self._emit("agent-spawned", payload, agent_id=agent_id)
         return agent_id
 
     async def complete(self, agent_id: str) -> None:
         """Mark a sub-agent finished (``agent-completed``)."""
         if agent_id in self._run.spawned:
             self._run.spawned.remove(agent_id)
-            self._emit("agent-completed", {"agentId": agent_id})
+            self._emit("agent-completed", {"role": "sub-agent", "result": ""}, agent_id=agent_id)
 
 
 class RunManager:
@@ -327,15 +347,25 @@ class RunManager:
     # --- status ---------------------------------------------------------------------------------
 
     def status(self, thread_id: str) -> dict[str, Any]:
-        """The thread's status: running or idle, and its recent memory tasks."""
+        """The thread's status as n8n 2.41 answers it: ``{hasActiveRun, isSuspended, runId?,
+        backgroundTasks, memoryTasks, promptConfiguration?}`` (memory tasks only while queued or running)."""
         run = self.active.get(thread_id)
-        return {
-            "threadId": thread_id,
-            "status": "running" if run else "idle",
-            "activeRunId": run.run_id if run else None,
-            "backgroundTasks": [{"taskId": a, "status": "running"} for a in (run.spawned if run else [])],
-            "memoryTasks": [dict(t) for t in self.memory_tasks.get(thread_id, [])],
+        suspended = run is not None and run.waiting > 0
+        status: dict[str, Any] = {
+            "hasActiveRun": run is not None and not suspended,
+            "isSuspended": suspended,
+            "backgroundTasks": [
+                {"taskId": a, "agentId": a, "status": "running", "runId": run.run_id} for a in run.spawned
+            ]
+            if run is not None
+            else [],
+            "memoryTasks": [dict(t) for t in self.memory_tasks.get(thread_id, []) if t["status"] in _LIVE_TASK],
         }
+        if run is not None:
+            status["runId"] = run.run_id
+        if self.store.count("runs", thread_id):
+            status["promptConfiguration"] = dict(_PROMPT_CONFIGURATION)
+        return status
 
     # --- chat -----------------------------------------------------------------------------------
 
@@ -367,6 +397,8 @@ class RunManager:
             started_at=now,
             misbehaviours=misbehaviours,
             threshold=threshold or int(thread.get("observerThresholdTokens") or DEFAULT_THRESHOLD),
+            started_ms=epoch_ms(),
+            agent_id=f"orchestrator-{run_id}",
         )
         content: list[dict[str, Any]] = [{"type": "text", "text": message}]
         if attachments:
@@ -390,7 +422,9 @@ class RunManager:
                 thread["attached"] = [*thread.get("attached", []), *attached]
                 self.store.put("threads", thread_id, thread, scope=owner_id)
         self.active[thread_id] = run
-        self.hub.log(thread_id).append("run-start", {"runId": run_id}, run_id=run_id)
+        self.hub.log(thread_id).append(
+            "run-start", {"messageId": user_message["id"]}, run_id=run_id, agent_id=run.agent_id
+        )
         turn_args = {
             "attachments": attachments,
             "context": context,
@@ -472,17 +506,24 @@ class RunManager:
         else:
             cached = min(STATIC_TOKENS, input_tokens)
         self._last_step[run.thread_id] = (run.prefix_key, input_tokens)
+        # n8n's run-debug step: {stepNumber, input, output}, the output's usage as the AI SDK reports it.
         step = {
-            "stepIndex": run.step_count,
-            "createdAt": utc_now(),
+            "stepNumber": run.step_count,  # from 0, as n8n counts
+            "input": {"stepNumber": run.step_count, "provider": "demo", "modelId": "demo-builder"},
             "output": {
-                "text": run.pending_output,
+                "content": [{"type": "text", "text": run.pending_output}] if run.pending_output else [],
                 "finishReason": finish,
+                "model": {"provider": "demo", "modelId": "demo-builder"},
                 "usage": {
                     "inputTokens": input_tokens,
+                    "inputTokenDetails": {
+                        "noCacheTokens": input_tokens - cached,
+                        "cacheReadTokens": cached,
+                        "cacheWriteTokens": input_tokens - cached,
+                    },
                     "outputTokens": output_tokens,
-                    "cachedInputTokens": cached,
-                    "cacheWriteTokens": input_tokens - cached,
+                    "outputTokenDetails": {"textTokens": output_tokens, "reasoningTokens": 0},
+                    "totalTokens": input_tokens + output_tokens,
                 },
                 "providerMetadata": {"demo": {"estimate": "chars/4"}},
             },
@@ -566,10 +607,12 @@ class RunManager:
             return
         log = self.hub.log(run.thread_id)
         for agent_id in list(run.spawned):
-            log.append("agent-completed", {"agentId": agent_id}, run_id=run.run_id)
+            log.append("agent-completed", {"role": "sub-agent", "result": ""}, run_id=run.run_id, agent_id=agent_id)
         run.spawned.clear()
         if status == "error":
-            log.append("error", {"message": reason or "the agent failed"}, run_id=run.run_id)
+            # n8n's error payload: the message in ``content`` (a provider's HTTP status, when there is one,
+            # in ``statusCode``; an agent crash has none).
+            log.append("error", {"content": reason or "the agent failed"}, run_id=run.run_id, agent_id=run.agent_id)
         memory_task = None
         with self.store.tx():
             if run.blocks:
@@ -596,13 +639,13 @@ class RunManager:
         if status == "completed":
             memory_task = self._maybe_queue_memory(run)
         self.active.pop(run.thread_id, None)
-        finish: dict[str, Any] = {"runId": run.run_id, "status": status}
+        finish: dict[str, Any] = {"status": status}
         if reason:
             finish["reason"] = reason
         # The thread's status and the run's steps ride along (threadcase extensions), so a client reacting
         # to run-finish knows at once whether work is pending, and has the run's token numbers, unasked.
         extra = {"threadStatus": self.status(run.thread_id), "runSteps": list(run.steps)}
-        log.append("run-finish", finish, run_id=run.run_id, extra=extra)
+        log.append("run-finish", finish, run_id=run.run_id, agent_id=run.agent_id, extra=extra)
         if self.tracer is not None:
             self.tracer.write(
                 turn_runs(
@@ -641,6 +684,7 @@ class RunManager:
     async def _run_memory(self, thread_id: str, task: dict[str, Any], misbehaviours: frozenset[str]) -> None:
         try:
             task["status"] = "running"
+            task["startedAt"] = epoch_ms()
             await anyio.sleep(self.settings.memory_task_seconds)
             with self.store.tx():
                 if self.store.get("threads", thread_id) is None:

@@ -14,8 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from threadcase.demo_instance.apierror import ApiError
 from threadcase.demo_instance.events import utc_now
 from threadcase.demo_instance.resources import (
+    check_column_name,
     folder_path,
     new_id,
     new_workflow_doc,
@@ -287,6 +289,11 @@ def _create_data_table(scope: ToolScope, args: dict[str, Any]) -> dict[str, Any]
         columns = [DataTableColumn.model_validate(c).model_dump() for c in raw]
     except ValidationError as exc:
         raise ToolError(f"columns: {exc.errors()[0]['msg']}") from None
+    for column in columns:
+        try:
+            check_column_name(str(column["name"]))
+        except ApiError as exc:  # the agent sees n8n's refusal as a tool error
+            raise ToolError(exc.message) from None
     if any(doc["name"] == name for doc in scope.listed("data_tables")):
         raise ToolError(f"a data table named {name!r} already exists in this project")
     doc = {

@@ -228,10 +228,12 @@ def render_execution_trace(scenario: schema.ExecutionScenario, workflow: Workflo
             lines.append(f"### Node {node.name!r} ({node.type}): did not run")
     for name, node_result in result.nodeResults.items():
         lines.append(f"### Node {name!r}: {node_result.executionMode}, {node_result.outputCount} item(s) out")
-        if node_result.error:
-            lines.append(f"Error: {node_result.error}")
-        if node_result.outputs:
-            lines.append("Output: " + _cap(node_result.outputs[:MAX_ITEMS_PER_NODE]))
+        node_errors = [e for e in result.errors if e.startswith(f'Node "{name}":')]
+        if node_errors:
+            lines.append("Error: " + "; ".join(e.split(":", 1)[1].strip() for e in node_errors))
+        items = node_result.items
+        if items:
+            lines.append("Output: " + _cap(items[:MAX_ITEMS_PER_NODE]))
         for req in node_result.interceptedRequests[:MAX_REQUESTS_PER_NODE]:
             body, answer = _cap(req.requestBody), _cap(req.mockResponse)
             lines.append(f"Request {req.method} {req.url} body: {body} -> mock answered: {answer}")
@@ -283,6 +285,14 @@ async def _run_one(
         )
     except RunError as exc:
         return _unit(scenario, "not_judged", f"mocked execution of {workflow.name!r} failed: {exc}", "framework_issue")
+    if result.framework_issue is not None:
+        # The mock machinery itself failed (n8n: "FRAMEWORK ISSUE: ..."): the workflow never ran.
+        return _unit(
+            scenario,
+            "not_judged",
+            f"mocked execution of {workflow.name!r}: {result.framework_issue}",
+            "framework_issue",
+        )
     if not models.judge_enabled:
         return _unit(
             scenario, "not_judged", f"no judge model configured ({_execution_summary(result)})", "framework_issue"

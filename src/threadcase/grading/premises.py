@@ -18,6 +18,11 @@ attribution: a note the scripted user could not follow, or a value it gave again
 ``proxy_issue``; a scripted turn or a directive that never reached the agent is ``timeout`` when the
 clock ended the conversation and ``verification_gap`` otherwise.
 
+A model provider that failed (or an instance with no model for its agent) is a premise of the whole
+case: the case tested the provider, not the agent, so its units are not judged with the provider's own
+message as the reason, attributed ``framework_issue``. On an instance without an observational-memory
+route (n8n 2.41) the compaction premise is not judged with "this instance exposes no memory route".
+
 One premise failure is not the framework's: a run the clock cut off before the agent said or did
 anything. Its units are not judged with attribution ``timeout`` (a single-prompt run says
 :data:`~threadcase.records.BUILD_FAILED_TIMEOUT`), so a slow agent is neither failed nor
@@ -35,6 +40,7 @@ from threadcase.verdicts import Attribution, PremiseResult, UnitVerdict
 
 __all__ = [
     "AGENT_OUTPUT",
+    "MODEL_PROVIDER",
     "TIMEOUT_ENDINGS",
     "TOKEN_GROUND_TRUTH",
     "check_premises",
@@ -47,6 +53,9 @@ __all__ = [
 
 AGENT_OUTPUT = "agent-output"
 """The premise that the agent produced any live output at all."""
+
+MODEL_PROVIDER = "model-provider"
+"""The premise that the builder's model answered (the instance had one, and its provider did not fail)."""
 
 TOKEN_GROUND_TRUTH = "token-ground-truth"
 """The premise of a cost or token expectation: run debug gave the token numbers of every live run."""
@@ -93,7 +102,10 @@ def _prior_runs(case: schema.Case, record: RunRecord) -> PremiseResult:
 
 def _compaction(record: RunRecord) -> PremiseResult:
     memory = record.memory
-    if memory is None:
+    if memory is None and record.memory_unavailable:
+        # n8n 2.41: the thread may well have compacted, but nothing can show it either way.
+        reason = record.memory_unavailable
+    elif memory is None:
         reason = "observational memory was never read for this thread, so compaction cannot be shown"
     elif memory.cursor is None:
         reason = "observational memory never compacted this thread (no observation cursor)"
@@ -117,6 +129,12 @@ def _agent_output(record: RunRecord) -> PremiseResult:
         )
         return PremiseResult(name=AGENT_OUTPUT, held=False, reason=reason)
     return PremiseResult(name=AGENT_OUTPUT, held=False, reason="the build produced no agent output")
+
+
+def _model_provider(record: RunRecord) -> PremiseResult:
+    if record.model_failure is None:
+        return PremiseResult(name=MODEL_PROVIDER, held=True, reason="the builder's model answered")
+    return PremiseResult(name=MODEL_PROVIDER, held=False, reason=f"the model provider failed: {record.model_failure}")
 
 
 def _instance_undisturbed(record: RunRecord) -> PremiseResult:
@@ -147,7 +165,8 @@ def _token_ground_truth(record: RunRecord, units: list[str]) -> PremiseResult:
 
 def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
     """Every premise that applies to this case, held or not, in a fixed order."""
-    premises = []
+    # The provider first: when the model never answered, that is the reason a reader needs to see.
+    premises = [_model_provider(record)]
     token_units = [f"process#{i}" for i, text in enumerate(case.process_expectations) if is_token_expectation(text)]
     token_units += [f"outcome#{i}" for i, text in enumerate(case.outcome_expectations) if is_token_expectation(text)]
     if case.seed is not None or record.seed.mode != "none":
@@ -157,7 +176,9 @@ def check_premises(case: schema.Case, record: RunRecord) -> list[PremiseResult]:
     if case.requires_memory_compaction:
         premises.append(_compaction(record))
     premises.append(_instance_undisturbed(record))
-    premises.append(_agent_output(record))
+    if record.model_failure is None:
+        # With no model answering, "the agent produced nothing" says nothing more about the agent.
+        premises.append(_agent_output(record))
     if token_units:
         premises.append(_token_ground_truth(record, token_units))
     premises.extend(user_premises(case, record))

@@ -30,8 +30,9 @@ from pydantic import BaseModel, ConfigDict
 from threadcase import records, wire
 from threadcase.case import schema
 from threadcase.case.notes import ScriptTurn
-from threadcase.errors import ConversationError, InstanceError, ThreadcaseError
+from threadcase.errors import ConversationError, InstanceError, ProviderError, ThreadcaseError
 from threadcase.harness.conversation_collect import collect_after_conversation, saved_workflows
+from threadcase.harness.turn_text import TurnText
 from threadcase.models import ModelSettings
 from threadcase.user_proxy import ConversationView, ProxyStats, Script, ScriptedProxy, make_proxy, user_player
 from threadcase.user_proxy.actions import UnencodableAction
@@ -49,15 +50,8 @@ DEFAULT_MESSAGE_BUDGET = 5
 OBSERVER_THRESHOLD_FOR_COMPACTION = 1000
 
 
-_OUTAGE_STATUSES = frozenset({429, 500, 502, 503, 504, 529})
 _UNFINISHED_EXECUTION = frozenset({"new", "running", "waiting"})
 """n8n execution statuses of a run still going (``success``, ``error``, ``crashed``, ``canceled`` are final)."""
-
-
-def _provider_outage(payload: dict[str, Any]) -> bool:
-    """An ``error`` event that reports the model provider's outage (n8n passes the provider's status on)."""
-    status = payload.get("status") or payload.get("statusCode")
-    return isinstance(status, int) and status in _OUTAGE_STATUSES
 
 
 class Budgets(BaseModel):
@@ -88,6 +82,11 @@ class Budgets(BaseModel):
 
     def turn_budget(self, case: schema.Case) -> float:
         return self.turn_seconds * (self.complex_factor if case.complexity == "complex" else 1.0)
+
+
+def _answered(turn: records.Turn) -> bool:
+    """The agent said or did something in this turn."""
+    return bool(turn.text or turn.tool_calls or turn.widgets)
 
 
 class _SeedLike(Protocol):
@@ -221,11 +220,14 @@ class _Conversation:
         self, sub: EventSubscription, assistant: records.Turn, run_id: str, deadline: float
     ) -> TurnEnd:
         """Follow events until the run finished and background work settled, or a budget ran out."""
-        text: list[str] = []
+        text = TurnText()
         tools: dict[str, records.ToolCallRecord] = {}
         pending_agents: set[str] = set()
         active_runs: set[str] = {run_id}
         settling_since: float | None = None
+        reconnects = sub.reconnects
+        errors: list[wire.ErrorPayload] = []
+        """``error`` events of this turn's runs (a run that then ends in error with no output: the model failed)."""
         try:
             while True:
                 now = anyio.current_time()
@@ -252,16 +254,20 @@ class _Conversation:
                     return "timeout" if wait >= remaining else "stalled"
                 etype = event.type
                 payload = event.payload
+                if sub.reconnects != reconnects:
+                    reconnects = sub.reconnects
+                    text.reconnected()
                 if etype == "run-start":
-                    rid = str(payload.get("runId") or event.runId or "")
+                    rid = str(event.runId or payload.get("runId") or "")
                     if rid:
                         active_runs.add(rid)
                         if rid not in assistant.run_ids:
                             assistant.run_ids.append(rid)
                     settling_since = None
-                elif etype == "text-delta":
-                    text.append(str(payload.get("text", "")))
-                    assistant.text = "".join(text)
+                elif etype in ("text-delta", "text-block"):
+                    key = (event.runId, event.agentId, event.responseId)
+                    (text.delta if etype == "text-delta" else text.block)(key, str(payload.get("text", "")))
+                    assistant.text = text.text
                 elif etype == "tool-call":
                     call = records.ToolCallRecord(
                         tool_call_id=str(payload.get("toolCallId", "")),
@@ -292,26 +298,32 @@ class _Conversation:
                         # inactivity budget (minutes) would change nothing, and the failure is recorded.
                         return "undelivered"
                 elif etype == "agent-spawned":
-                    agent_id = str(payload.get("agentId", ""))
+                    # n8n names the sub-agent in the event's own agentId (the payload's parentId is the spawner).
+                    agent_id = str(event.agentId or payload.get("agentId") or "")
                     if agent_id:
                         pending_agents.add(agent_id)
                 elif etype == "agent-completed":
-                    pending_agents.discard(str(payload.get("agentId", "")))
+                    pending_agents.discard(str(event.agentId or payload.get("agentId") or ""))
                 elif etype == "error":
-                    message = str(payload.get("message", "error event"))
-                    if _provider_outage(payload):
+                    error = wire.ErrorPayload.model_validate(payload)
+                    errors.append(error)
+                    if error.from_model_provider:
                         # The model provider failed, not the agent: nothing after it says anything about the agent.
-                        self.record.note_instance_failure(f"provider outage during the run: {message}", assistant)
+                        self.model_failed(error.text, assistant)
                     else:
-                        assistant.errors.append(message)
+                        assistant.errors.append(error.text)
                 elif etype == "run-finish":
-                    rid = str(payload.get("runId") or event.runId or run_id)
+                    rid = str(event.runId or payload.get("runId") or run_id)
                     assistant.finish_status = str(payload.get("status", "completed"))
                     if payload.get("reason"):
                         assistant.errors.append(f"run {rid} finished {assistant.finish_status}: {payload['reason']}")
+                    if assistant.finish_status == "error" and errors and not _answered(assistant):
+                        # An error and then a run that said and did nothing: the model never answered
+                        # (n8n's "Failed after 3 attempts. Last error: ..." carries no status to tell by).
+                        self.model_failed(errors[0].text, assistant)
                     if event.runSteps is not None:
                         # The run's token numbers came with its finish (a threadcase extension): no debug request.
-                        self.record.usage[rid] = [step.usage for step in event.runSteps]
+                        self.record.usage[rid] = wire.step_usages(event.runSteps)
                     active_runs.discard(rid)
                     if active_runs:
                         continue
@@ -322,6 +334,13 @@ class _Conversation:
                     settling_since = anyio.current_time()
         finally:
             assistant.ended_at = records.utc_now()
+
+    def model_failed(self, message: str, assistant: records.Turn | None = None) -> None:
+        """Record that the builder's model could not answer (the first message is the case's reason)."""
+        if self.record.model_failure is None:
+            self.record.model_failure = message
+        if assistant is not None and f"model provider failed: {message}" not in assistant.errors:
+            assistant.errors.append(f"model provider failed: {message}")
 
     async def _settled(self, pending_agents: set[str], status: wire.ThreadStatus | None = None) -> bool:
         """No run, background task, memory task or spawned agent pending; ``status`` = the one the
@@ -350,7 +369,7 @@ class _Conversation:
             return True
         widget = records.WidgetRecord(
             request_id=request.requestId,
-            input_type=request.inputType,
+            input_type=request.kind,
             request=payload,
             after_tool_calls=len(assistant.tool_calls),
         )
@@ -397,7 +416,14 @@ class _Conversation:
                 turn_start = anyio.current_time()
                 turn_deadline = min(turn_start + self.turn_budget, self.conversation_deadline)
                 self.run_unaccounted = True
-                run_id = await self.client.chat(self.thread_id, message_request, headers=self.headers)
+                try:
+                    run_id = await self.client.chat(self.thread_id, message_request, headers=self.headers)
+                except ProviderError as exc:
+                    # No model to answer (n8n: "no model configured"): a premise of the case, not a crash.
+                    self.run_unaccounted = False
+                    self.model_failed(exc.reason)
+                    self.record.ended_by = "error"
+                    return
                 assistant = records.Turn(
                     index=len(self.record.turns), role="assistant", run_ids=[run_id], started_at=records.utc_now()
                 )
@@ -407,6 +433,10 @@ class _Conversation:
                 if end != "finished":
                     await self.cancel_run()
                     self._record_budget_hit(end, assistant, turn_start, turn_deadline)
+                    return
+                if self.record.model_failure is not None:
+                    # The model did not answer: another message would only reach the same broken model.
+                    self.record.ended_by = "error"
                     return
                 if self.single_prompt:
                     self.record.ended_by = "single-prompt"

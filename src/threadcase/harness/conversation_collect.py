@@ -14,7 +14,7 @@ import anyio
 
 from threadcase import records, wire
 from threadcase._util.fanout import fan_out
-from threadcase.errors import ThreadcaseError
+from threadcase.errors import MissingRouteError, ThreadcaseError
 from threadcase.user_proxy.base import SavedWorkflow
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ async def _usage(client: InstanceClient, record: records.RunRecord, thread_id: s
                 run_ids.append(summary.runId)
             if summary.steps is not None:
                 # The list already carried the steps (an instance that offers it): no request per run.
-                usage[summary.runId] = [step.usage for step in summary.steps]
+                usage[summary.runId] = wire.step_usages(summary.steps)
     except ThreadcaseError as exc:
         record.warnings.append(f"no run list from run debug: {exc}")
 
@@ -100,7 +100,7 @@ async def _usage(client: InstanceClient, record: records.RunRecord, thread_id: s
         except ThreadcaseError as exc:
             record.warnings.append(f"no run debug for run {run_id}: {exc}")
             return run_id, None
-        return run_id, [step.usage for step in debug.steps]
+        return run_id, wire.step_usages(debug.steps)
 
     missing = [rid for rid in run_ids if rid not in usage]
     for run_id, steps in await fan_out(missing, one, limit=_DEBUG_CONCURRENCY):
@@ -182,6 +182,9 @@ async def _seeded_end_states(client: InstanceClient, record: records.RunRecord, 
 async def _memory(client: InstanceClient, record: records.RunRecord, thread_id: str) -> None:
     try:
         record.memory = await client.thread_memory(thread_id)
+    except MissingRouteError:
+        # n8n 2.41 has no memory route: not a failure of this run, but compaction cannot be shown.
+        record.memory_unavailable = "this instance exposes no memory route"
     except ThreadcaseError as exc:
         record.warnings.append(f"thread memory could not be read: {exc}")
 

@@ -309,7 +309,7 @@ def _calls_in_turns(turns: Iterable[Any]) -> list[tuple[str, Any, Any]]:
 def _calls_in_messages(messages: Iterable[Any]) -> list[tuple[str, Any, Any]]:
     calls = []
     for message in messages:
-        for block in message.content:
+        for block in message.blocks:
             if block.get("type") == "tool-call" and "output" in block:
                 calls.append((str(block.get("toolName", "")), block.get("input"), block.get("output")))
     return calls

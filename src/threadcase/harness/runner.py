@@ -269,9 +269,12 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
         if exc.status in (401, 403):
             raise ConfigError(f"login to {url} refused for {email!r}: check --email / --password") from None
         raise
-    claims = first.claims  # one registry per lane: a claim made through any client protects the artifact
+    # One registry per lane: a claim made through any client protects the artifact, and what one client
+    # learnt of the instance (it has no memory route) no other client asks again.
+    claims, features = first.claims, first.features
     more = [
-        InstanceClient(url, email=email, password=password, claims=claims) for _ in range(clients_per_lane(cap) - 1)
+        InstanceClient(url, email=email, password=password, claims=claims, features=features)
+        for _ in range(clients_per_lane(cap) - 1)
     ]
     for other in more:
         stack.push_async_callback(other.aclose)

@@ -25,8 +25,9 @@ import httpx
 from pydantic import BaseModel, ValidationError
 
 from threadcase import wire
-from threadcase.errors import InstanceError
-from threadcase.instance.models import ClientTimeouts, Project
+from threadcase.errors import InstanceError, MissingRouteError
+from threadcase.instance.answers import classify_refusal, gone, route_missing, start_trigger
+from threadcase.instance.models import ClientTimeouts, InstanceFeatures, Project
 from threadcase.instance.redact import Redactor, environment_secrets
 from threadcase.instance.retry import CallKind, RetryableStatus, RetryPolicy, retryable_status, should_retry
 from threadcase.instance.sse import EventSubscription
@@ -42,6 +43,10 @@ _log = logging.getLogger("threadcase.instance")
 M = TypeVar("M", bound=BaseModel)
 
 _PAGE = 250
+_MESSAGE_PAGE = 200
+"""n8n's largest page of thread messages (``limit`` 1–200)."""
+_MAX_MESSAGE_PAGES = 1001
+"""n8n's pages run 0–1000."""
 _AI = "/rest/instance-ai"
 
 
@@ -99,6 +104,7 @@ class InstanceClient:
         secrets: Iterable[str] = (),
         transport: httpx.AsyncBaseTransport | None = None,
         claims: Counter[str] | None = None,
+        features: InstanceFeatures | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.email = email
@@ -128,6 +134,10 @@ class InstanceClient:
         ``project:<name>``): seed eviction never deletes a claimed one, so concurrent runs of one seeded
         case cannot delete each other's artifacts. Pass one Counter to every client of an instance (the
         runner does, per lane): claims held through another client are then respected too."""
+        self.features = features or InstanceFeatures()
+        """What the instance was found to offer (the memory route): share one per lane, like ``claims``."""
+        self._logged_in = False
+        """A login succeeded: a 401 after it means the session cookie does not travel, not bad credentials."""
 
     def __repr__(self) -> str:
         return f"InstanceClient({self.base_url!r}, email={self.email!r})"
@@ -194,6 +204,7 @@ class InstanceClient:
     async def login(self) -> None:
         """``POST /rest/login``; the session cookie is kept for every later call."""
         body = {"emailOrLdapLoginId": self.email, "password": self._password}
+        self._logged_in = False
         try:
             await self._call("POST", "/rest/login", CallKind.IDEMPOTENT, json_body=body, relogin=False)
         except InstanceError as exc:
@@ -208,6 +219,20 @@ class InstanceClient:
             raise
         if "n8n-auth" not in self.http.cookies:
             _log.debug("login on %s set no n8n-auth cookie", self.base_url)
+        else:
+            # n8n's default N8N_SECURE_COOKIE=true marks the cookie Secure; over http:// it is then never
+            # sent back, and every later call would be a puzzling 401. Say so now, in one line.
+            probe = httpx.Request("GET", self.base_url + "/rest/login")
+            self.http.cookies.set_cookie_header(probe)
+            if "n8n-auth=" not in probe.headers.get("cookie", ""):
+                raise InstanceError(
+                    f"{self.base_url} set its session cookie as Secure, which is never sent over "
+                    f"{httpx.URL(self.base_url).scheme}://: start n8n with N8N_SECURE_COOKIE=false or reach it "
+                    "over https",
+                    method="POST",
+                    path="/rest/login",
+                )
+        self._logged_in = True
 
     async def health(self) -> bool:
         """``GET /healthz/readiness`` answers 200; never raises (no answer = not healthy)."""
@@ -255,13 +280,30 @@ class InstanceClient:
         path = f"{_AI}/threads/{_q(thread_id)}/status"
         return self._parse(wire.ThreadStatus, await self._get(path), path)
 
-    async def thread_messages(self, thread_id: str) -> list[wire.ThreadMessage]:
-        """The thread's stored messages, oldest first."""
+    async def thread_messages(self, thread_id: str, *, raw: bool = True) -> list[wire.ThreadMessage]:
+        """The thread's stored messages, oldest first (every page).
+
+        ``raw`` (the default) asks for the stored blocks (``?raw=true``: text, tool calls with their
+        input and output); otherwise n8n's "rich" form, where ``content`` is the text as one string.
+        n8n pages newest first (page 0 = the newest ``limit`` messages, each page oldest first).
+        """
         path = f"{_AI}/threads/{_q(thread_id)}/messages"
-        return [self._parse(wire.ThreadMessage, m, path) for m in _items(await self._get(path), "messages")]
+        pages: list[list[Any]] = []
+        for page in range(_MAX_MESSAGE_PAGES):
+            params: dict[str, Any] = {"limit": _MESSAGE_PAGE, "page": page}
+            if raw:
+                params["raw"] = "true"
+            batch = _items(await self._get(path, params=params), "messages")
+            pages.append(batch)
+            if len(batch) < _MESSAGE_PAGE:
+                break
+        return [self._parse(wire.ThreadMessage, m, path) for batch in reversed(pages) for m in batch]
 
     async def chat(self, thread_id: str, request: wire.ChatRequest, *, headers: dict[str, str] | None = None) -> str:
-        """Send one user message; returns the run id. Never repeated once it may have been received."""
+        """Send one user message; returns the run id. Never repeated once it may have been received.
+
+        Raises :class:`ProviderError` when the instance refuses because it has no model to run the agent.
+        """
         path = f"{_AI}/chat/{_q(thread_id)}"
         data = await self._call("POST", path, CallKind.UNSAFE, json_body=self._dump(request), headers=headers)
         return self._parse(wire.ChatResponse, data, path).runId
@@ -338,9 +380,21 @@ class InstanceClient:
         return self._parse(wire.ExecutionResult, data, path)
 
     async def thread_memory(self, thread_id: str) -> wire.ThreadMemory:
-        """The thread's observational memory (observations and cursor), for the compaction premise."""
+        """The thread's observational memory (observations and cursor), for the compaction premise.
+
+        Raises :class:`MissingRouteError` when the instance has no memory route (n8n 2.41 has none);
+        found once, it is remembered in :attr:`features` and later calls raise without asking.
+        """
         path = f"{_AI}/eval/threads/{_q(thread_id)}/memory"
-        return self._parse(wire.ThreadMemory, await self._get(path), path)
+        if self.features.memory_route is False:
+            raise MissingRouteError("this instance exposes no memory route", method="GET", path=path, status=404)
+        try:
+            data = await self._get(path)
+        except MissingRouteError:
+            self.features.memory_route = False
+            raise
+        self.features.memory_route = True
+        return self._parse(wire.ThreadMemory, data, path)
 
     # --- workflows ----------------------------------------------------------------------------
 
@@ -361,13 +415,25 @@ class InstanceClient:
     async def run_workflow(self, workflow_id: str, *, trigger_name: str | None = None) -> str:
         """Run a saved workflow for real, as a user clicking "Execute workflow"; returns the executionId.
 
-        ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom?: {name}}``. Never repeated once it may
-        have reached the server (a second POST would be a second execution), like :meth:`chat`. An
-        instance that can only wait for a webhook call answers without an execution: that is an
-        :class:`InstanceError` too, since nothing ran.
+        ``POST /rest/workflows/:id/run`` ``{triggerToStartFrom: {name}}``: without ``trigger_name`` the
+        workflow is read and its manual trigger picked (else its schedule trigger, else any trigger),
+        since n8n refuses a run that names no start. Never repeated once it may have reached the server
+        (a second POST would be a second execution), like :meth:`chat`. An instance that can only wait
+        for a webhook call answers without an execution: that is an :class:`InstanceError` too, since
+        nothing ran.
         """
         path = f"/rest/workflows/{_q(workflow_id)}/run"
-        body: dict[str, Any] = {"triggerToStartFrom": {"name": trigger_name}} if trigger_name else {}
+        if trigger_name is None:
+            # n8n refuses a run that names neither a trigger nor a destination node (400).
+            workflow = await self.get_workflow(workflow_id)
+            trigger_name = start_trigger(workflow)
+            if trigger_name is None:
+                raise InstanceError(
+                    f"workflow {workflow_id} ({workflow.name!r}) has no enabled trigger node to start a run from",
+                    method="POST",
+                    path=path,
+                )
+        body: dict[str, Any] = {"triggerToStartFrom": {"name": trigger_name}}
         data = await self._call("POST", path, CallKind.UNSAFE, json_body=body)
         execution_id = data.get("executionId") if isinstance(data, dict) else None
         if execution_id is None or isinstance(execution_id, (dict, list, bool)):
@@ -400,15 +466,24 @@ class InstanceClient:
         return [e for e in _items(data, "results") if isinstance(e, dict)]
 
     async def delete_workflow(self, workflow_id: str) -> None:
-        """Delete a workflow; n8n refuses to delete one that is not archived, so archive on that answer."""
+        """Delete a workflow; n8n refuses to delete one that is not archived, so archive on that answer.
+
+        A missing workflow counts as deleted (n8n answers 403 "... was not found in your projects").
+        """
         path = f"/rest/workflows/{_q(workflow_id)}"
         try:
             await self._delete(path)
         except InstanceError as exc:
+            if gone(exc):
+                return
             if exc.status != 400:
                 raise
-            await self._call("POST", f"{path}/archive", CallKind.IDEMPOTENT, missing_ok=True)
-            await self._delete(path)
+            try:
+                await self._call("POST", f"{path}/archive", CallKind.IDEMPOTENT, missing_ok=True)
+                await self._delete(path)
+            except InstanceError as again:
+                if not gone(again):
+                    raise
 
     # --- credentials --------------------------------------------------------------------------
 
@@ -519,7 +594,7 @@ class InstanceClient:
             _log.info("session on %s expired; logging in again", self.base_url)
             await self.login()
             response = await self._send(method, path, kind, json_body, params, headers, seconds)
-        if missing_ok and response.status_code == 404:
+        if missing_ok and response.status_code == 404 and not route_missing(response.content):
             return None
         if response.status_code >= 400:
             raise self.refusal("instance refused the call", method, path, response, response.content)
@@ -675,9 +750,10 @@ class InstanceClient:
     def refusal(
         self, message: str, method: str, path: str, response: httpx.Response, body: bytes | str
     ) -> InstanceError:
-        """The error for an answer with an error status: method, path, status and a redacted excerpt."""
-        return InstanceError(
-            message, method=method, path=path, status=response.status_code, excerpt=self.redactor.excerpt(body)
+        """The error for an answer with an error status: method, path, status and a redacted excerpt
+        (a known cause gets its own message and type: see :func:`.answers.classify_refusal`)."""
+        return classify_refusal(
+            message, method, path, response.status_code, body, self.redactor, logged_in=self._logged_in
         )
 
     async def open_event_stream(self, path: str, last_event_id: str | None) -> httpx.Response:

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ClientTimeouts", "Project"]
+__all__ = ["ClientTimeouts", "InstanceFeatures", "Project"]
+
+
+@dataclass
+class InstanceFeatures:
+    """What an instance was found to offer, learnt once and shared by every client of one lane.
+
+    Not a wire shape: the client's own memory of what it saw, so the second case on a lane does not
+    ask again what the first one found out.
+    """
+
+    memory_route: bool | None = None
+    """``GET .../eval/threads/:threadId/memory`` exists (True), does not (False: n8n 2.41), not yet known."""
 
 
 class Project(BaseModel):

@@ -369,6 +369,10 @@ async def _prior_run(client: InstanceClient, id_map: dict[str, str], run: schema
     except InstanceError as exc:
         _log.warning("prior run of %s never ran: %s", run.workflow, exc)
         return PriorRunOutcome(workflow=run.workflow, ran=False, error=str(exc))
+    if result.framework_issue is not None:
+        # n8n's mock machinery failed before the workflow ran (its mock model, say): nothing ran.
+        _log.warning("prior run of %s never ran: %s", run.workflow, result.framework_issue)
+        return PriorRunOutcome(workflow=run.workflow, ran=False, error=result.framework_issue)
     error = "; ".join(result.errors) or None
     return PriorRunOutcome(workflow=run.workflow, ran=True, success=result.success, error=error)
 

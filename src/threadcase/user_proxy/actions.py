@@ -342,7 +342,7 @@ async def _encode_wizard(
 ) -> Encoded:
     if not request.setupRequests:
         raise UnencodableAction(f"apply_setup_wizard on a {request.inputType!r} widget, which is not a setup card")
-    nodes = {r.node: r for r in request.setupRequests}
+    nodes = {r.node_name: r for r in request.setupRequests}
     params_in = _json_object(action.node_parameters_json, "nodeParametersJson")
     creds_in = _json_object(action.node_credentials_json, "nodeCredentialsJson")
     # None (not said) means every type works; an empty list means none does (a scripted invalid credential).
@@ -406,7 +406,7 @@ async def _encode_credential_option(
                 ctype, setup.existingCredentials, action.existing_credential_id, working, credentials, created, note
             )
             if chosen is not None:
-                node_creds[setup.node] = {ctype: chosen}
+                node_creds[setup.node_name] = {ctype: chosen}
         if not node_creds:
             return Encoded(body=decline.body, outcome="deferred", created_credentials=created)
         return Encoded(

@@ -39,38 +39,8 @@ class ShortCircuit(BaseModel):
 
 
 def _kind(request: wire.ConfirmationRequest) -> str:
-    """The widget kind, from ``inputType`` or, failing that, from which payload field is present."""
-    known = {
-        "questions",
-        "plan-review",
-        "approval",
-        "text",
-        "setup",
-        "credentials",
-        "domain-access",
-        "web-search",
-        "resource-decision",
-        "credential-destination",
-    }
-    if request.inputType in known:
-        return request.inputType
-    if request.domainAccess is not None:
-        return "domain-access"
-    if request.webSearch is not None:
-        return "web-search"
-    if request.resourceDecision is not None:
-        return "resource-decision"
-    if request.credentialDestination is not None:
-        return "credential-destination"
-    if request.setupRequests:
-        return "setup"
-    if request.credentialRequests:
-        return "credentials"
-    if request.questions:
-        return "questions"
-    if request.plan:
-        return "plan-review"
-    return request.inputType
+    """The widget kind (see :attr:`threadcase.wire.ConfirmationRequest.kind`)."""
+    return request.kind
 
 
 def widget_kind(request: wire.ConfirmationRequest) -> str:

@@ -342,10 +342,11 @@ class ScriptedProxy:
         creds: dict[str, dict[str, str]] = {}
         working: list[str] = []
         for entry in request.setupRequests:
-            for param, issue in entry.parameterIssues.items():
-                choice = self._value(request.requestId, f"{entry.node}.{param}: {issue}", [])
+            for param in entry.parameterIssues:
+                issue = entry.issue_text(param)
+                choice = self._value(request.requestId, f"{entry.node_name}.{param}: {issue}", [])
                 if choice.value is not None:
-                    params.setdefault(entry.node, {})[param] = choice.value
+                    params.setdefault(entry.node_name, {})[param] = choice.value
             ctype = entry.credentialType
             if ctype is None:
                 continue
@@ -367,7 +368,7 @@ class ScriptedProxy:
                     f"{len(existing)} existing {ctype} credentials on the card and the note names none to pick",
                 )
                 continue
-            creds[entry.node] = {ctype: named or ("new" if direction.new else "create")}
+            creds[entry.node_name] = {ctype: named or ("new" if direction.new else "create")}
             if direction.working:
                 working.append(ctype)
         if not params and not creds:

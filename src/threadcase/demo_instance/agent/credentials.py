@@ -64,9 +64,22 @@ def _attach(node: dict[str, Any], cred_type: str, credential: dict[str, Any]) ->
     node["credentials"] = {cred_type: {"id": str(credential["id"]), "name": str(credential.get("name", ""))}}
 
 
-def _parameter_issues(node: dict[str, Any]) -> dict[str, str]:
+def _parameter_issues(node: dict[str, Any]) -> dict[str, list[str]]:
+    # n8n's shape: parameter -> a list of its problems.
     return {
-        key: "Not set — you skipped this detail" for key, value in node["parameters"].items() if is_placeholder(value)
+        key: ["Not set — you skipped this detail"] for key, value in node["parameters"].items() if is_placeholder(value)
+    }
+
+
+def _setup_node(node: dict[str, Any]) -> dict[str, Any]:
+    """The node as n8n's setup card carries it (the node itself, not its name)."""
+    return {
+        "name": node["name"],
+        "type": node["type"],
+        "typeVersion": node.get("typeVersion", 1),
+        "parameters": dict(node.get("parameters") or {}),
+        "position": list(node.get("position") or [0, 0]),
+        "id": str(node.get("id") or node["name"]),
     }
 
 
@@ -112,11 +125,11 @@ async def resolve_credentials(
         else:
             setup.extend(
                 {
-                    "node": node["name"],
-                    "nodeType": node["type"],
+                    "node": _setup_node(node),
                     "credentialType": cred_type,
-                    "parameterIssues": _parameter_issues(node),
                     "existingCredentials": [],
+                    "isTrigger": False,
+                    "parameterIssues": _parameter_issues(node),
                 }
                 for node in nodes
             )
@@ -136,7 +149,7 @@ async def resolve_credentials(
     if setup:
         body = await ctx.ask(
             {
-                "inputType": "setup",
+                # As n8n: a setup card has no inputType; its setupRequests say what it is.
                 "message": "Connect these accounts so the workflow can run.",
                 "setupRequests": setup,
             }
@@ -199,14 +212,14 @@ async def _apply_setup_answer(
     elif kind == "credentialSelection":
         by_type = body.get("credentials") or {}
         chosen = {
-            r["node"]: {r["credentialType"]: by_type[r["credentialType"]]}
+            r["node"]["name"]: {r["credentialType"]: by_type[r["credentialType"]]}
             for r in setup
             if r["credentialType"] in by_type
         }
     tested: dict[str, tuple[bool, str, str]] = {}
     for request in setup:
         cred_type = request["credentialType"]
-        credential_id = chosen.get(request["node"], {}).get(cred_type)
+        credential_id = chosen.get(request["node"]["name"], {}).get(cred_type)
         if not credential_id:
             if cred_type not in outcome.deferred:
                 outcome.deferred.append(cred_type)
@@ -219,7 +232,7 @@ async def _apply_setup_answer(
                 outcome.connected.append((cred_type, tested[credential_id][2]))
             else:
                 outcome.failed.append((cred_type, tested[credential_id][2], message or "test failed"))
-        _attach(nodes[request["node"]], cred_type, {"id": credential_id, "name": tested[credential_id][2]})
+        _attach(nodes[request["node"]["name"]], cred_type, {"id": credential_id, "name": tested[credential_id][2]})
 
 
 async def connect_account(ctx: AgentContext, cred_type: str, *, misbehaviours: frozenset[str] = frozenset()) -> str:
@@ -227,7 +240,6 @@ async def connect_account(ctx: AgentContext, cred_type: str, *, misbehaviours: f
     existing = _credentials_of(await ctx.call_tool("list-credentials", {"type": cred_type}))
     body = await ctx.ask(
         {
-            "inputType": "credentials",
             "message": f"Connect your {service_name(cred_type)} account.",
             "credentialRequests": [
                 {

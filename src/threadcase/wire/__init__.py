@@ -1,0 +1,145 @@
+"""The wire shapes of n8n's Instance AI REST API, as threadcase speaks them.
+
+One package, shared by the harness's client (``threadcase.instance``) and the embedded demo instance
+(``demo_instance``), so both sides of every request agree by construction; the shapes themselves
+follow n8n's public API (field names are camelCase because they *are* the wire). Responses are
+wrapped as ``{"data": ...}`` on the wire; these models describe what is inside ``data``.
+
+Requests are closed (``extra="forbid"``: the demo instance answers 422 to a field it does not know,
+which catches client typos); responses and events are open (``extra="allow"``), because a real
+instance may send more than we read.
+"""
+
+from __future__ import annotations
+
+from threadcase.wire.confirm import (
+    ApprovalAnswer,
+    ConfirmBody,
+    CredentialAutoSetupAnswer,
+    CredentialDestinationAnswer,
+    CredentialSelectionAnswer,
+    DomainAccessApproveAnswer,
+    DomainAccessDenyAnswer,
+    McpConnectAnswer,
+    PlanDenyAnswer,
+    QuestionAnswer,
+    QuestionsAnswer,
+    ResourceDecisionAnswer,
+    SetupWorkflowApplyAnswer,
+    SetupWorkflowTestTriggerAnswer,
+)
+from threadcase.wire.evals import (
+    FRAMEWORK_ISSUE_PREFIX,
+    ExecuteWithMockRequest,
+    ExecutionResult,
+    InterceptedRequest,
+    MemoryObservation,
+    NodeResult,
+    Observation,
+    ObservationCursor,
+    RestoreThreadRequest,
+    RestoreThreadResponse,
+    SeedDataTableRowsRequest,
+    ThreadCredentialAllowlistRequest,
+    ThreadMemory,
+)
+from threadcase.wire.events import (
+    EPHEMERAL_EVENT_TYPES,
+    ConfirmationRequest,
+    CredentialRequest,
+    ErrorPayload,
+    Event,
+    EventType,
+    ExistingCredential,
+    PlanStep,
+    Question,
+    SetupNode,
+    SetupRequest,
+)
+from threadcase.wire.resources import (
+    CredentialSummary,
+    DataTableColumn,
+    Folder,
+    Workflow,
+    WorkflowNode,
+)
+from threadcase.wire.runs import (
+    RunDebug,
+    RunDebugStep,
+    RunSummary,
+    TokenUsage,
+    step_usages,
+)
+from threadcase.wire.threads import (
+    AgentAttachment,
+    Attachment,
+    BackgroundTask,
+    ChatRequest,
+    ChatResponse,
+    CreateThreadRequest,
+    MemoryTask,
+    ThreadMessage,
+    ThreadStatus,
+    WorkflowAttachment,
+)
+
+__all__ = [
+    "EPHEMERAL_EVENT_TYPES",
+    "FRAMEWORK_ISSUE_PREFIX",
+    "AgentAttachment",
+    "ApprovalAnswer",
+    "Attachment",
+    "BackgroundTask",
+    "ChatRequest",
+    "ChatResponse",
+    "ConfirmBody",
+    "ConfirmationRequest",
+    "CreateThreadRequest",
+    "CredentialAutoSetupAnswer",
+    "CredentialDestinationAnswer",
+    "CredentialRequest",
+    "CredentialSelectionAnswer",
+    "CredentialSummary",
+    "DataTableColumn",
+    "DomainAccessApproveAnswer",
+    "DomainAccessDenyAnswer",
+    "ErrorPayload",
+    "Event",
+    "EventType",
+    "ExecuteWithMockRequest",
+    "ExecutionResult",
+    "ExistingCredential",
+    "Folder",
+    "InterceptedRequest",
+    "McpConnectAnswer",
+    "MemoryObservation",
+    "MemoryTask",
+    "NodeResult",
+    "Observation",
+    "ObservationCursor",
+    "PlanDenyAnswer",
+    "PlanStep",
+    "Question",
+    "QuestionAnswer",
+    "QuestionsAnswer",
+    "ResourceDecisionAnswer",
+    "RestoreThreadRequest",
+    "RestoreThreadResponse",
+    "RunDebug",
+    "RunDebugStep",
+    "RunSummary",
+    "SeedDataTableRowsRequest",
+    "SetupNode",
+    "SetupRequest",
+    "SetupWorkflowApplyAnswer",
+    "SetupWorkflowTestTriggerAnswer",
+    "ThreadCredentialAllowlistRequest",
+    "ThreadMemory",
+    "ThreadMessage",
+    "ThreadStatus",
+    "TokenUsage",
+    "Workflow",
+    "WorkflowAttachment",
+    "WorkflowNode",
+    "step_usages",
+]

@@ -289,4 +289,7 @@ async def test_deadlines_during_the_reconnect_backoff_count_no_extra_loss(
         events = await _collect(sub, 3)
         assert events[-1].type == "run-finish"
         assert sub.reconnects == 1
-    assert fake.last_event_ids == [None, None]
+    # A connect a 20 ms deadline interrupted may still have reached the server on a loaded machine: it
+    # counts no loss (above), and every attempt resumes from the start (no event was seen before).
+    assert len(fake.last_event_ids) >= 2
+    assert set(fake.last_event_ids) == {None}

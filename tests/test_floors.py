@@ -25,6 +25,7 @@ FLOORS: dict[str, int] = {
     "_util": 0,
     "case": 1,
     "instance": 1,
+    "llm": 1,
     "seeds": 2,
     "credentials": 2,
     "user_proxy": 2,

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from threadcase.models import ModelRole, ModelUsage
 from threadcase.records import RunRecord, utc_now
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "CaseHashes",
     "CaseResult",
     "CaseStatus",
+    "ErrorCause",
     "ErrorInfo",
     "PremiseResult",
     "RunContext",
@@ -79,12 +81,27 @@ class PremiseResult(_Model):
     """Who is to blame when it did not hold (None: the harness or the instance, ``framework_issue``)."""
 
 
+class ErrorCause(_Model):
+    """One leaf exception behind a case's error (an exception group is unwrapped to its leaves)."""
+
+    type: str
+    message: str
+    traceback: str | None = None
+    """Only under ``THREADCASE_DEBUG=1`` (redacted)."""
+
+
 class ErrorInfo(_Model):
-    """A failure inside a case, recorded as a result (never a crash of the run)."""
+    """A failure inside a case, recorded as a result (never a crash of the run).
+
+    For an exception group, ``type`` and ``message`` are its one leaf's (or name how many failed), and
+    ``causes`` lists every leaf: the outer "unhandled errors in a TaskGroup" says nothing.
+    """
 
     type: str
     message: str
     attribution: Attribution = "framework_issue"
+    causes: list[ErrorCause] = Field(default_factory=list)
+    """The leaf exceptions (one for a plain exception), each with its traceback under debug."""
 
 
 class CaseHashes(_Model):
@@ -158,6 +175,17 @@ class CaseResult(_Model):
     """Digests of the case as run (None in journals written before they were recorded)."""
     run_context: RunContext | None = None
     """How the run was made (None in journals written before it was recorded)."""
+    models: list[ModelRole] = Field(default_factory=list)
+    """How each role that has a model (proxy, judge, verifier) called it: model, timeout, attempts,
+    temperature, seed, max_tokens, and whether answers were live, recorded or replayed."""
+    model_usage: dict[str, ModelUsage] = Field(default_factory=dict)
+    """Token usage by role: ``agent`` (the builder under test, from run debug), ``proxy``, ``judge``,
+    ``verifier`` — only roles that used any."""
+
+    @property
+    def verified(self) -> bool:
+        """Some unit was judged (pass or fail) and nothing errored: the case-iteration tested something."""
+        return self.error is None and any(v.status in ("pass", "fail") for v in self.verdicts)
 
 
 def case_status(verdicts: list[UnitVerdict], error: ErrorInfo | None = None) -> CaseStatus:

@@ -8,7 +8,6 @@ body, and the scripted fallback when the model gives nothing.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from pydantic import SecretStr
@@ -23,6 +22,7 @@ from tests.conversation.helpers import (
     make_case,
 )
 from tests.fakes.openai_server import FakeOpenAI
+from tests.models.answers import DONE, follow_up
 from threadcase.models import ModelSettings
 from threadcase.user_proxy.prompts import (
     SECTION_CONVERSATION,
@@ -41,20 +41,6 @@ def _models(url: str) -> ModelSettings:
     return ModelSettings(api_key=SecretStr("sk-test"), base_url=url, proxy_model="fake-proxy", max_attempts=2)
 
 
-def _follow_up(message: str) -> dict[str, Any]:
-    return {
-        "decision": {
-            "action": "send_follow_up_message",
-            "message": message,
-            "renameWorkflowTo": None,
-            "runWorkflowId": None,
-        }
-    }
-
-
-DONE = {"decision": {"action": "declare_done"}}
-
-
 async def test_model_decisions_prompt_sections_and_encoding(fake_openai: tuple[FakeOpenAI, str]) -> None:
     fake, url = fake_openai
     fake.queue(
@@ -64,7 +50,7 @@ async def test_model_decisions_prompt_sections_and_encoding(fake_openai: tuple[F
                 "answers": [{"questionId": "channel", "selectedOptions": [], "customText": "#ops", "skipped": False}],
             }
         },
-        _follow_up("Thanks, looks good."),
+        follow_up("Thanks, looks good."),
         DONE,
     )
     case = make_case(["Post a Slack message every morning", f"Say thanks when it is built [{NOTE}]"])
@@ -104,13 +90,19 @@ async def test_model_decisions_prompt_sections_and_encoding(fake_openai: tuple[F
 
 
 async def test_model_message_quoting_a_note_is_never_sent(fake_openai: tuple[FakeOpenAI, str]) -> None:
+    """Re-asked once with the reason; quoting again, the script speaks instead."""
     fake, url = fake_openai
-    fake.queue(_follow_up(f"Also, {NOTE}."), DONE)
+    fake.queue(follow_up(f"Also, {NOTE}."), follow_up(f"Fine: {NOTE}!"), DONE)
     case = make_case(["Build a flow", "Rename it to Rota", f"[{NOTE}]"])
     out = await drive(case, agent=echo_agent, models=_models(url))
     assert out.user_texts == ["Build a flow", "Rename it to Rota"]
-    assert out.record.proxy_stats["fallback-leak"] == 1
+    stats = out.record.proxy_stats
+    assert (stats["fault:quoted-note"], stats["reasked"], stats["fallback-fault"]) == (2, 1, 1)
     assert [t.sent_by for t in out.record.turns if t.role == "user"] == ["opener", "script"]
+    reasked = fake.requests[1]["messages"]
+    assert [m["role"] for m in reasked] == ["system", "user", "assistant", "user"]
+    assert "not sent to the assistant" in reasked[-1]["content"]
+    assert "stage direction" in reasked[-1]["content"]
 
 
 async def test_model_failure_falls_back_to_scripted_behaviour(fake_openai: tuple[FakeOpenAI, str]) -> None:

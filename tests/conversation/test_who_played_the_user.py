@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conversation.helpers import drive, echo_agent, make_case
-from tests.conversation.test_model_proxy import DONE, _follow_up, _models
+from tests.conversation.test_model_proxy import _models
 from tests.fakes.openai_server import FakeOpenAI
+from tests.models.answers import DONE, follow_up
 from threadcase.models import ModelSettings
 from threadcase.records import UserPlayer
 from threadcase.report.console import run_header
@@ -27,7 +28,7 @@ async def test_a_scripted_run_says_so_and_tracks_its_directives() -> None:
 
 async def test_a_model_run_names_the_model_and_the_prompt_version(fake_openai: tuple[FakeOpenAI, str]) -> None:
     fake, url = fake_openai
-    fake.queue(_follow_up("Rename it to Rota"), DONE)
+    fake.queue(follow_up("Rename it to Rota"), DONE)
     case = make_case(["Build a flow", "Rename it to Rota"])
     record = (await drive(case, agent=echo_agent, models=_models(url))).record
     assert record.user == UserPlayer(kind="model", model="fake-proxy", prompt_version=PROMPT_VERSION)

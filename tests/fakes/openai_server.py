@@ -1,10 +1,15 @@
 """A fake OpenAI-compatible chat server for tests: queued, schema-valid answers; recorded prompts.
 
 Tests queue what the "model" answers (a dict becomes the JSON content of a structured output, a
-string is plain content, an int is an HTTP error status) and read back every request the server
-received, so they can assert the prompt actually sent. The real ``openai`` SDK talks to it over
-127.0.0.1, exercising its own HTTP stack. When the queue is empty the server answers 500, so a test
-that makes more calls than it planned fails loudly rather than silently.
+string is plain content — malformed for a structured call —, an int is an HTTP error status) and read
+back every request the server received, so they can assert the prompt actually sent. The real
+``openai`` SDK talks to it over 127.0.0.1, exercising its own HTTP stack. When the queue is empty the
+server answers 500, so a test that makes more calls than it planned fails loudly rather than silently.
+
+Three behaviours of real servers on demand: **slow** (``delay_seconds`` for every answer, or
+``delays`` queued per request), **echoing** (``responder``: the answer computed from the request, for
+suites whose calls are not known in advance) and **malformed** (queue a string where JSON is
+expected). ``usage`` sets the token numbers each answer reports (cached prompt tokens included).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -30,6 +36,11 @@ class FakeOpenAI:
         self._queue: deque[Any] = deque()
         self.requests: list[dict[str, Any]] = []
         self.delay_seconds = 0.0
+        self.delays: deque[float] = deque()
+        """Per-request delays, taken in order before ``delay_seconds`` applies."""
+        self.responder: Callable[[dict[str, Any]], Any] | None = None
+        """When set and the queue is empty: the answer for a request, computed from its body."""
+        self.usage = {"prompt_tokens": 10, "completion_tokens": 5, "cached_tokens": 0}
         self.app = FastAPI()
         self.app.post("/v1/chat/completions")(self._chat)
 
@@ -60,9 +71,11 @@ class FakeOpenAI:
         body = await request.json()
         with self._lock:
             self.requests.append(body)
-            answer = self._queue.popleft() if self._queue else 500
-        if self.delay_seconds:
-            await anyio.sleep(self.delay_seconds)
+            responder = self.responder
+            answer = self._queue.popleft() if self._queue else (responder(body) if responder else 500)
+            delay = self.delays.popleft() if self.delays else self.delay_seconds
+        if delay:
+            await anyio.sleep(delay)
         if isinstance(answer, int):
             return JSONResponse({"error": {"message": f"fake status {answer}", "type": "fake"}}, status_code=answer)
         content = answer if isinstance(answer, str) else json.dumps(answer)
@@ -79,6 +92,11 @@ class FakeOpenAI:
                         "message": {"role": "assistant", "content": content, "refusal": None},
                     }
                 ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                "usage": {
+                    "prompt_tokens": self.usage["prompt_tokens"],
+                    "completion_tokens": self.usage["completion_tokens"],
+                    "total_tokens": self.usage["prompt_tokens"] + self.usage["completion_tokens"],
+                    "prompt_tokens_details": {"cached_tokens": self.usage["cached_tokens"]},
+                },
             }
         )

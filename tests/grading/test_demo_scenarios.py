@@ -19,7 +19,7 @@ from threadcase.grading import grade_case
 from threadcase.grading.execution import prepare_scenario_tables
 from threadcase.harness.conversation import converse
 from threadcase.instance import InstanceClient
-from threadcase.models import ModelSettings
+from threadcase.models import ModelSettings, RoleOverrides
 
 pytestmark = pytest.mark.anyio
 
@@ -60,7 +60,14 @@ async def test_scenarios_run_on_the_demo_instance(fake_openai: tuple[FakeOpenAI,
         {"reasoning": "Data Table inserted new@acme.test; Slack posted once.", "pass": True, "failureCategory": None},
         {"reasoning": "Slack failed because the mock said so.", "pass": False, "failureCategory": "mock_issue"},
     )
-    models = ModelSettings(api_key=SecretStr("k"), base_url=model_url, judge_model="fake-judge", timeout_seconds=5)
+    models = ModelSettings(
+        api_key=SecretStr("k"),
+        base_url=model_url,
+        judge_model="fake-judge",
+        verifier_model="fake-verifier",
+        timeout_seconds=5,
+        verifier=RoleOverrides(max_tokens=300, seed=5),
+    )
     settings = DemoSettings()
     async with (
         demo_server(settings) as url,
@@ -107,3 +114,8 @@ async def test_scenarios_run_on_the_demo_instance(fake_openai: tuple[FakeOpenAI,
     failed = traces["## Scenario: slack is down"]
     assert "Success: False" in failed
     assert "channel_not_found" in failed
+    # The verifier is a role of its own: its model and settings, its token usage.
+    assert {(r["model"], r["max_tokens"], r["seed"], r["temperature"]) for r in fake.requests} == {
+        ("fake-verifier", 300, 5, 0)
+    }
+    assert graded.usage["verifier"].calls == 2

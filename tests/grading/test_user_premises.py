@@ -48,7 +48,9 @@ class _FaultyUser(ScriptedProxy):
 
 @pytest.fixture
 def faulty_user(monkeypatch: pytest.MonkeyPatch) -> type[_FaultyUser]:
-    def make(script: Script, models: ModelSettings, *, stats: ProxyStats | None = None) -> ScriptedProxy:
+    def make(
+        script: Script, models: ModelSettings, *, stats: ProxyStats | None = None, case: str = ""
+    ) -> ScriptedProxy:
         return _FaultyUser(script, stats)
 
     monkeypatch.setattr(conversation, "make_proxy", make)

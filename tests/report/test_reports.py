@@ -62,7 +62,13 @@ def test_summary_counts_apart_and_exit_codes() -> None:
     assert u.builder_failures == 1
     assert summary.exit_code == 1
     assert summary.case_statuses == {"pass": 1, "fail": 1, "not_verified": 1, "errored": 1}
-    assert build_summary([result("a", statuses=("pass",)), result("g", statuses=("not_judged",))]).exit_code == 0
+    # Green means verified: a passing case beside one that tested nothing is not green (exit 3).
+    partly = build_summary([result("a", statuses=("pass",)), result("g", statuses=("not_judged",))])
+    assert (partly.exit_code, partly.units.not_verified) == (3, 1)
+    assert [(g.reason, g.count, g.cases) for g in partly.not_verified] == [("because", 1, ["g"])]
+    assert summary_lines(partly)[-1] == "NOT GREEN: 1 of 2 case-iterations not verified; no judged unit failed"
+    assert summary_lines(partly)[-2] == "not verified: 1 × because — g"
+    assert build_summary([result("a", statuses=("pass",)), result("b", statuses=("pass", "not_judged"))]).green
     nothing = build_summary([result("g", statuses=("not_judged", "reviewed"))])
     assert nothing.exit_code == 3
     assert not nothing.green
@@ -159,7 +165,7 @@ def test_console_lines_and_summary() -> None:
     assert lines[1] == (
         "units: 3 passed, 1 failed (1 against the builder), 1 not judged, 1 reviewed; 1 case-iterations errored"
     )
-    assert lines[-1] == "RED: a unit failed"
+    assert lines[-1] == "RED: a unit failed; 2 of 4 case-iterations not verified (1 errored)"
     assert summary_lines(build_summary([result("g", statuses=("not_judged",))]))[-1].startswith("NOT GREEN")
 
     out = io.StringIO()

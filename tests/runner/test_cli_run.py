@@ -114,7 +114,8 @@ def test_nothing_judged_is_never_green(tmp_path: Path, capsys: pytest.CaptureFix
     code, out, _ = _run(["run", "--suite", str(suite), "--no-progress", "--output-dir", str(tmp_path / "o")], capsys)
     assert code == 3
     assert "NOT JUDGED judge-only  no judge model configured" in out
-    assert "NOT GREEN: nothing could be judged" in out
+    assert "not verified: 1 × no judge model configured — judge-only" in out
+    assert "NOT GREEN: 1 of 1 case-iterations not verified; no judged unit failed" in out
 
 
 @pytest.mark.parametrize(

@@ -8,13 +8,14 @@ not, 2 for a bad set file or no judge model configured.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
 
 from threadcase.case.loader import bundled_path
+from threadcase.cli.model_options import model_options, model_settings
 from threadcase.grading.calibration import DEFAULT_SET, DEFAULT_THRESHOLD, CalibrationResult, calibrate_file
-from threadcase.models import ModelSettings
 
 __all__ = ["calibrate"]
 
@@ -22,6 +23,7 @@ __all__ = ["calibrate"]
 def _render(result: CalibrationResult) -> str:
     lines = [
         f"judge {result.judge_model} ({result.prompt_version}) on {result.set_path}: {result.n} items",
+        *([f"model: {result.judge.line()}"] if result.judge is not None else []),
         f"agreement {result.agreement:.2f}, Cohen's kappa {result.kappa:.2f}, threshold {result.threshold:.2f}"
         + (f", {result.unjudged} unjudged" if result.unjudged else ""),
     ]
@@ -64,10 +66,11 @@ def _render(result: CalibrationResult) -> str:
     help="Judge calls in flight at once.",
 )
 @click.option("--json", "as_json", is_flag=True, envvar="THREADCASE_JSON", show_envvar=True, help="Print JSON.")
-def calibrate(set_path: Path | None, threshold: float, concurrency: int, as_json: bool) -> None:
-    """Grade a calibration set with the judge (THREADCASE_JUDGE_MODEL); print agreement and kappa."""
+@model_options(roles=("judge",))
+def calibrate(set_path: Path | None, threshold: float, concurrency: int, as_json: bool, **flags: Any) -> None:
+    """Grade a calibration set with the judge (--judge-model / THREADCASE_JUDGE_MODEL); print agreement and kappa."""
     set_path = set_path or bundled_path(DEFAULT_SET)
-    models = ModelSettings.from_env()
+    models = model_settings(flags)
     result = anyio.run(lambda: calibrate_file(set_path, models=models, threshold=threshold, concurrency=concurrency))
     click.echo(result.model_dump_json(indent=2) if as_json else _render(result))
     if not result.passed:

@@ -1,9 +1,11 @@
 """``threadcase run`` and ``threadcase report``: a thin shell over :func:`threadcase.report.run_and_report`.
 
 Each flag is one keyword of :class:`~threadcase.harness.runner.RunSettings` (or of the result
-options in :mod:`threadcase.cli.results`: baseline, Markdown, LangSmith) and has a ``THREADCASE_*``
-environment twin. Exit codes: 0 every judged unit passed, 1 a unit failed, 2 usage / configuration /
-case-file error, 3 nothing could be judged, 130 interrupted.
+options in :mod:`threadcase.cli.results`: baseline, Markdown, LangSmith; or of the model settings in
+:mod:`threadcase.cli.model_options`) and has a ``THREADCASE_*`` environment twin. Exit codes: 0 every
+case-iteration verified and every judged unit passed, 1 a unit failed, 2 usage / configuration /
+case-file error, 3 no unit failed but some case-iteration was not verified (nothing judged, or an
+error), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -12,17 +14,18 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import click
 from pydantic import SecretStr, ValidationError
 from rich.console import Console
 
+from threadcase.cli.model_options import model_options, model_settings
 from threadcase.cli.results import ResultOptions, finish, result_options, secrets_of
 from threadcase.errors import ConfigError
 from threadcase.harness.journal import JOURNAL_NAME, journal_path
 from threadcase.harness.runner import RunSettings, prepare_process
-from threadcase.models import ModelSettings
 from threadcase.report import RunSummary, rebuild_reports, run_and_report
 from threadcase.report.console import ConsoleReporter, run_header, summary_lines
 from threadcase.user_proxy import user_player
@@ -217,6 +220,7 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> No
     show_envvar=True,
     help="Let an uncalibrated judge's verdicts count.",
 )
+@model_options()
 @click.option(
     "--shard",
     envvar="THREADCASE_SHARD",
@@ -271,8 +275,14 @@ def run(
     langsmith_experiment: str | None,
     langsmith_dataset: str | None,
     progress: bool,
+    **models: Any,
 ) -> None:
-    """Run a suite (default: the golden suite on the embedded demo instance) and grade every case."""
+    """Run a suite (default: the golden suite on the embedded demo instance) and grade every case.
+
+    Models (``OPENAI_API_KEY`` / ``OPENAI_BASE_URL``): ``--proxy-model`` plays the user, ``--judge-model``
+    grades expectations, ``--verifier-model`` execution scenarios (default: the judge's); each role's
+    timeout, attempts, temperature (default 0), seed and max_tokens have flags of their own.
+    """
     settings = _settings(
         suite=suite,
         filter=filter_,
@@ -298,7 +308,8 @@ def run(
         calibration_threshold=calibration_threshold,
         skip_calibration=skip_calibration,
         shard=shard,
-        models=ModelSettings.from_env(),
+        models=model_settings(models),
+        debug=os.environ.get("THREADCASE_DEBUG", "").strip() == "1",
     )
     options = ResultOptions(baseline, alpha, markdown, langsmith_experiment, langsmith_dataset)
     options.preflight(os.environ)

@@ -4,8 +4,9 @@
 the case (a judge that answered nothing, an execution that failed): those become not-judged units
 with a reason. Order of work: premises first (a failed premise voids everything and spends no model
 call; one that belongs to some units only, like the token ground truth of a cost expectation, holds
-back just those, which never reach the judge), then the checks, then the judge and the scenarios
-concurrently.
+back just those, which never reach the judge), then the simulated user's faults that reached the agent
+(they void what they could affect, and spend no model call either: ``grading.proxy_faults``), then the
+checks, then the judge and the scenarios concurrently.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from threadcase.grading.premises import (
     void_units,
 )
 from threadcase.grading.prompts import JUDGE_PROMPT_VERSION, VERIFIER_PROMPT_VERSION
-from threadcase.models import ModelSettings
+from threadcase.grading.proxy_faults import audit_user_turns, fault_premise, void_for_proxy_faults
+from threadcase.models import ModelSettings, ModelUsage
 from threadcase.records import RunRecord
 from threadcase.verdicts import PremiseResult, UnitVerdict
 
@@ -47,6 +49,8 @@ class Grading(BaseModel):
     premises: list[PremiseResult]
     judge: dict[str, Any] = Field(default_factory=dict)
     """Which judge graded (model, prompt versions), its calibration, attempts and token use."""
+    usage: dict[str, ModelUsage] = Field(default_factory=dict)
+    """Token usage of grading's model calls, by role (``judge``, ``verifier``); only roles that called."""
 
 
 def _scenario_placeholders(case: schema.Case, reason: str) -> list[UnitVerdict]:
@@ -126,6 +130,14 @@ async def grade_case(
         ]
         voided = void_units(units, premises, ended_by=record.ended_by)
         return Grading(verdicts=voided, premises=premises, judge=info)
+    faults = audit_user_turns(case, record)
+    if faults:
+        # The simulated user misspoke: model-graded units read the whole conversation, so no model call
+        # is spent on them; checks that point before the first fault keep their verdict.
+        units = [*not_judged_all(expectations, "proxy fault"), *_scenario_placeholders(case, "proxy fault"), *checks]
+        return Grading(
+            verdicts=void_for_proxy_faults(units, faults), premises=[*premises, fault_premise(faults)], judge=info
+        )
 
     # An expectation whose own premise failed (a token claim with no run debug) is never sent to the judge:
     # it would be asked to grade numbers nobody measured.
@@ -145,6 +157,7 @@ async def grade_case(
     expectations = [e for e in expectations if e.unit not in held]
     judged: JudgeOutcome | None = None  # stays None only when there is nothing for the judge
     scenarios: list[UnitVerdict] = []
+    verifier_usage = ModelUsage()
 
     async def _judge() -> None:
         nonlocal judged
@@ -159,7 +172,7 @@ async def grade_case(
     async def _scenarios() -> None:
         nonlocal scenarios
         try:
-            scenarios = await run_scenarios(case, record, client=client, models=models)
+            scenarios = await run_scenarios(case, record, client=client, models=models, usage=verifier_usage)
         except Exception as exc:  # same: one broken scenario path must not lose the judge's verdicts
             scenarios = _scenario_placeholders(case, f"scenario execution error: {type(exc).__name__}: {exc}")
 
@@ -182,4 +195,5 @@ async def grade_case(
     expectation_verdicts = sorted([*withheld, *judge_verdicts], key=lambda v: order.get(v.unit, len(order)))
     events = event_units(case.checks)
     verdicts = _blame_timeout([*expectation_verdicts, *scenarios, *checks], record.ended_by, events)
-    return Grading(verdicts=verdicts, premises=premises, judge=info)
+    usage = {"judge": judged.usage if judged is not None else ModelUsage(), "verifier": verifier_usage}
+    return Grading(verdicts=verdicts, premises=premises, judge=info, usage={k: v for k, v in usage.items() if v.calls})

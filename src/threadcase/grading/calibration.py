@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase._util.fanout import fan_out
 from threadcase.errors import ConfigError
-from threadcase.grading._call import structured_call
+from threadcase.grading._call import grading_call
 from threadcase.grading.judge import JudgeAnswer
 from threadcase.grading.prompts import (
     JUDGE_EXPECTATIONS_FOOTER,
@@ -30,7 +30,8 @@ from threadcase.grading.prompts import (
     JUDGE_RESULT_SCHEMA,
     JUDGE_SYSTEM_PROMPT,
 )
-from threadcase.models import ModelSettings
+from threadcase.llm import RecordedAnswerMissing
+from threadcase.models import ModelRole, ModelSettings, ModelUsage
 
 __all__ = [
     "DEFAULT_SET",
@@ -94,6 +95,10 @@ class CalibrationResult(BaseModel):
     set_path: str = ""
     unjudged: int = 0
     items: list[ItemOutcome] = Field(default_factory=list)
+    judge: ModelRole | None = None
+    """How the judge was called (timeout, attempts, temperature, seed, max_tokens)."""
+    usage: ModelUsage = Field(default_factory=ModelUsage)
+    """What grading the set cost."""
 
     @property
     def gate_reason(self) -> str:
@@ -154,19 +159,26 @@ def cohen_kappa(pairs: list[tuple[bool, bool]]) -> float:
     return (observed - chance) / (1 - chance)
 
 
-async def _grade_item(item: CalibrationItem, models: ModelSettings) -> ItemOutcome:
+async def _grade_item(item: CalibrationItem, models: ModelSettings, usage: ModelUsage) -> ItemOutcome:
     conversation = (
         f"## Conversation transcript\n{item.transcript}\n\n"
         f"## Expectations\n0. {item.expectation}\n\n{JUDGE_EXPECTATIONS_FOOTER}"
     )
-    call = await structured_call(
-        models,
-        system=JUDGE_SYSTEM_PROMPT,
-        user_parts=["## Workflows built\n(not shown for this item: judge from the transcript)", conversation],
-        schema_name="expectation_verdicts",
-        schema=JUDGE_RESULT_SCHEMA,
-        parse=JudgeAnswer.model_validate,
-    )
+    try:
+        call = await grading_call(
+            models,
+            "judge",
+            case=f"calibration item {item.id!r}",
+            system=JUDGE_SYSTEM_PROMPT,
+            user_parts=["## Workflows built\n(not shown for this item: judge from the transcript)", conversation],
+            schema_name="expectation_verdicts",
+            schema=JUDGE_RESULT_SCHEMA,
+            parse=JudgeAnswer.model_validate,
+        )
+    except RecordedAnswerMissing as exc:
+        # Unjudged, with the miss as the reason: a judge replayed without its answers is not calibrated.
+        return ItemOutcome(id=item.id, human=item.human, judge=None, reason=str(exc))
+    usage.add(call.usage)
     verdict = next((r for r in call.value.results if r.index == 0), None) if call.value else None
     if verdict is None:
         why = call.errors[-1] if call.errors else "no verdict returned"
@@ -187,7 +199,8 @@ async def calibrate(
         raise ConfigError("no judge model configured: set THREADCASE_JUDGE_MODEL (and OPENAI_API_KEY) to calibrate")
     if not 0.0 <= threshold <= 1.0:
         raise ConfigError(f"threshold {threshold!r} is not between 0 and 1")
-    outcomes = await fan_out(items, lambda item: _grade_item(item, models), limit=concurrency)
+    usage = ModelUsage()
+    outcomes = await fan_out(items, lambda item: _grade_item(item, models, usage), limit=concurrency)
     n = len(outcomes)
     agreement = sum(1 for o in outcomes if o.agrees) / n if n else 0.0
     # An unjudged item is scored as the opposite of the human label (a disagreement), never skipped.
@@ -199,6 +212,8 @@ async def calibrate(
         threshold=threshold,
         passed=n > 0 and agreement >= threshold,
         judge_model=models.judge_model,
+        judge=models.role("judge"),
+        usage=usage,
         set_path=set_path,
         unjudged=sum(1 for o in outcomes if o.judge is None),
         items=outcomes,

@@ -20,13 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from threadcase._util.fanout import fan_out
 from threadcase.case import schema
 from threadcase.errors import RunError
-from threadcase.grading._call import structured_call
+from threadcase.grading._call import grading_call
 from threadcase.grading.judge import render_artifacts_block
 from threadcase.grading.prompts import (
     VERIFIER_RESULT_SCHEMA,
     VERIFIER_SYSTEM_PROMPT,
 )
-from threadcase.models import ModelSettings
+from threadcase.llm import RecordedAnswerMissing
+from threadcase.models import ModelSettings, ModelUsage
 from threadcase.records import RunRecord
 from threadcase.verdicts import Attribution, UnitStatus, UnitVerdict
 from threadcase.wire import (
@@ -269,6 +270,7 @@ async def _run_one(
     client: ScenarioClient,
     models: ModelSettings,
     timeout_ms: int,
+    usage: ModelUsage,
 ) -> UnitVerdict:
     workflow = pick_workflow(scenario, record.artifacts.workflows)
     if workflow is None:
@@ -293,18 +295,24 @@ async def _run_one(
             f"mocked execution of {workflow.name!r}: {result.framework_issue}",
             "framework_issue",
         )
-    if not models.judge_enabled:
+    if not models.verifier_enabled:
         return _unit(
             scenario, "not_judged", f"no judge model configured ({_execution_summary(result)})", "framework_issue"
         )
-    call = await structured_call(
-        models,
-        system=VERIFIER_SYSTEM_PROMPT,
-        user_parts=[render_artifacts_block(record), render_execution_trace(scenario, workflow, result)],
-        schema_name="scenario_verdict",
-        schema=VERIFIER_RESULT_SCHEMA,
-        parse=_VerifierAnswer.model_validate,
-    )
+    try:
+        call = await grading_call(
+            models,
+            "verifier",
+            case=f"case {record.case_slug!r} iteration {record.iteration} scenario {scenario.name!r}",
+            system=VERIFIER_SYSTEM_PROMPT,
+            user_parts=[render_artifacts_block(record), render_execution_trace(scenario, workflow, result)],
+            schema_name="scenario_verdict",
+            schema=VERIFIER_RESULT_SCHEMA,
+            parse=_VerifierAnswer.model_validate,
+        )
+    except RecordedAnswerMissing as exc:
+        return _unit(scenario, "not_judged", str(exc), "framework_issue")
+    usage.add(call.usage)
     answer = call.value
     if answer is None or not answer.reasoning.strip():
         why = f" ({call.errors[-1]})" if call.errors else ""
@@ -322,8 +330,13 @@ async def run_scenarios(
     client: ScenarioClient | None,
     models: ModelSettings,
     timeout_ms: int = 120_000,
+    usage: ModelUsage | None = None,
 ) -> list[UnitVerdict]:
-    """One verdict per execution scenario, in the case's order. Never raises for a run failure."""
+    """One verdict per execution scenario, in the case's order. Never raises for a run failure.
+
+    ``usage``: where the verifier's token usage is added up (None: not kept).
+    """
+    total = usage if usage is not None else ModelUsage()
     scenarios = case.execution_scenarios
     if not scenarios:
         return []
@@ -333,7 +346,9 @@ async def run_scenarios(
 
     async def _group(indexes: list[int]) -> None:
         for i in indexes:  # serial: these scenarios reseed the same table
-            verdicts[i] = await _run_one(scenarios[i], record, client=client, models=models, timeout_ms=timeout_ms)
+            verdicts[i] = await _run_one(
+                scenarios[i], record, client=client, models=models, timeout_ms=timeout_ms, usage=total
+            )
 
     await fan_out(scenario_groups(scenarios), _group, limit=SCENARIO_CONCURRENCY)
     return [v for v in verdicts if v is not None]

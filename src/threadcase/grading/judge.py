@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.case import schema
-from threadcase.grading._call import structured_call
+from threadcase.grading._call import grading_call
 from threadcase.grading.check_build import workflow_difference
 from threadcase.grading.prompts import (
     JUDGE_EXPECTATIONS_FOOTER,
@@ -23,7 +23,7 @@ from threadcase.grading.prompts import (
     JUDGE_RESULT_SCHEMA,
     JUDGE_SYSTEM_PROMPT,
 )
-from threadcase.models import ModelSettings
+from threadcase.models import ModelSettings, ModelUsage
 from threadcase.records import RunRecord
 from threadcase.render import (
     conversation_metrics,
@@ -103,6 +103,8 @@ class JudgeOutcome(BaseModel):
 
     verdicts: list[UnitVerdict]
     info: dict[str, Any] = Field(default_factory=dict)
+    usage: ModelUsage = Field(default_factory=ModelUsage)
+    """The judge call's token usage (retries included)."""
 
 
 def _cap_json(value: Any) -> str:
@@ -226,8 +228,10 @@ async def judge_expectations(
     if not models.judge_enabled:
         return JudgeOutcome(verdicts=not_judged_all(expectations, "no judge model configured"), info=info)
 
-    call = await structured_call(
+    call = await grading_call(
         models,
+        "judge",
+        case=f"case {record.case_slug!r} iteration {record.iteration}",
         system=JUDGE_SYSTEM_PROMPT,
         user_parts=build_judge_messages(record, expectations),
         schema_name="expectation_verdicts",
@@ -236,15 +240,18 @@ async def judge_expectations(
     )
     info.update(
         attempts=call.attempts,
-        input_tokens=call.input_tokens,
-        cached_input_tokens=call.cached_input_tokens,
-        output_tokens=call.output_tokens,
+        input_tokens=call.usage.input_tokens,
+        cached_input_tokens=call.usage.cached_input_tokens,
+        output_tokens=call.usage.output_tokens,
     )
+    usage = call.usage
     if call.errors:
         info["errors"] = "; ".join(call.errors)
     if call.value is None:
         why = f" ({call.errors[-1]})" if call.errors else ""
-        return JudgeOutcome(verdicts=not_judged_all(expectations, f"judge produced no result{why}"), info=info)
+        return JudgeOutcome(
+            verdicts=not_judged_all(expectations, f"judge produced no result{why}"), info=info, usage=usage
+        )
 
     by_index: dict[int, JudgeVerdict] = {}
     for verdict in call.value.results:
@@ -265,4 +272,4 @@ async def judge_expectations(
                 attribution=None if got.passed else "builder_issue",
             )
         )
-    return JudgeOutcome(verdicts=verdicts, info=info)
+    return JudgeOutcome(verdicts=verdicts, info=info, usage=usage)

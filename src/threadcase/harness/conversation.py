@@ -175,7 +175,9 @@ class _Conversation:
         self.headers = headers
         self.single_prompt = case.mode == "single-prompt"
         self.stats = ProxyStats()
-        self.proxy: ScriptedProxy = make_proxy(script, models, stats=self.stats)
+        self.proxy: ScriptedProxy = make_proxy(
+            script, models, stats=self.stats, case=f"case {record.case_slug!r} iteration {record.iteration}"
+        )
         self.provider = _SeederCredentials(credentials, thread_id, record)
         self.turn_budget = budgets.turn_budget(case)
         self.conversation_deadline = 0.0

@@ -19,6 +19,7 @@ import logging
 import math
 import secrets
 import time
+import traceback
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -37,10 +38,19 @@ from threadcase.grading.stored_executions import RecordingScenarioClient
 from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.lanes import Lane, LanePool
 from threadcase.instance import EventSubscription, InstanceClient
-from threadcase.models import ModelSettings
+from threadcase.models import ModelSettings, ModelUsage
 from threadcase.records import RunRecord, SeedOutcome, created_ids, utc_now
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
-from threadcase.verdicts import Attribution, CaseResult, ErrorInfo, PremiseResult, UnitVerdict, case_status
+from threadcase.user_proxy.stats import proxy_usage
+from threadcase.verdicts import (
+    Attribution,
+    CaseResult,
+    ErrorCause,
+    ErrorInfo,
+    PremiseResult,
+    UnitVerdict,
+    case_status,
+)
 
 __all__ = [
     "LaneResources",
@@ -106,6 +116,8 @@ class PipelineConfig:
     source_context: Mapping[str, Any] | None = None
     """More ``sourceContext`` keys for every thread created (``threadcase control`` switches one demo
     misbehaviour on per thread with ``demoMisbehave``, so several controls share one instance)."""
+    debug: bool = False
+    """Record each error's traceback (``THREADCASE_DEBUG=1``), redacted."""
 
 
 def _deadline(config: PipelineConfig, item: WorkItem) -> float:
@@ -117,12 +129,37 @@ def _deadline(config: PipelineConfig, item: WorkItem) -> float:
     return config.budgets.turn_seconds * factor * (config.budgets.conversation_turns + 1) + 600.0
 
 
-def _error_info(exc: BaseException) -> ErrorInfo:
-    attribution = getattr(exc, "attribution", "framework_issue")
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The leaf exceptions of an exception group (nested groups flattened); ``[exc]`` for any other."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    return [exc]
+
+
+def _error_info(exc: BaseException, *, debug: bool = False, redact: Callable[[str], str] = str) -> ErrorInfo:
+    """The error a case-iteration records: an exception group unwrapped to its leaves, so the cause is
+    kept; tracebacks only under debug, and every text through ``redact``."""
+    leaves = _leaves(exc)
+    causes = [
+        ErrorCause(
+            type=type(leaf).__name__,
+            message=redact(str(leaf).strip() or type(leaf).__name__)[:2000],
+            # A leaf never raised on its own has no traceback of its own: the group's says where it surfaced.
+            traceback=redact("".join(traceback.format_exception(leaf if leaf.__traceback__ else exc)))[-8000:]
+            if debug
+            else None,
+        )
+        for leaf in leaves
+    ]
+    attribution = next((a for a in (getattr(leaf, "attribution", None) for leaf in leaves) if a), "framework_issue")
     if attribution not in get_args(Attribution):
         attribution = "framework_issue"
-    message = str(exc).strip() or type(exc).__name__
-    return ErrorInfo(type=type(exc).__name__, message=message[:2000], attribution=attribution)
+    if len(causes) == 1:
+        kind, message = causes[0].type, causes[0].message
+    else:
+        kind = type(exc).__name__
+        message = f"{len(causes)} errors: " + "; ".join(f"{c.type}: {c.message}" for c in causes)
+    return ErrorInfo(type=kind, message=message[:2000], attribution=attribution, causes=causes)
 
 
 async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: LanePool | None = None) -> CaseResult:
@@ -154,6 +191,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
     verdicts: list[UnitVerdict] = []
     premises: list[PremiseResult] = []
     judge: dict[str, Any] = {}
+    grading_usage: dict[str, ModelUsage] = {}
     error: ErrorInfo | None = None
 
     def housekeeping() -> contextlib.AbstractAsyncContextManager[Any]:
@@ -254,6 +292,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
                 calibration=config.calibration,
             )
             verdicts, premises, judge = list(grading.verdicts), list(grading.premises), dict(grading.judge)
+            grading_usage = grading.usage
         if deadline.cancelled_caught and anyio.current_time() >= deadline.deadline:
             raise TimeoutError
     except TimeoutError:
@@ -263,7 +302,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
             attribution="timeout",
         )
     except RunError as exc:
-        error = _error_info(exc)
+        error = _error_info(exc, debug=config.debug, redact=client.redactor.text)
     except anyio.get_cancelled_exc_class():
         await _cleanup(client, resources, config, record, seed, credentials, thread_created, scenario_tables)
         raise
@@ -271,7 +310,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
         # The result carries type and message; the traceback is for whoever turns on debug logging,
         # never for the run's output.
         logger.debug("unexpected failure in case %s iteration %d", loaded.slug, item.iteration, exc_info=True)
-        error = _error_info(exc)
+        error = _error_info(exc, debug=config.debug, redact=client.redactor.text)
     # Shielded with its wait for the gate (bounded by the gate's patience): a Ctrl-C while a finished case
     # waits its turn to clean up must not skip the clean-up.
     with anyio.CancelScope(shield=True):
@@ -295,7 +334,26 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
         record=record,
         error=error,
         judge={k: v for k, v in judge.items() if v is None or isinstance(v, str | int | float)},
+        models=config.models.roles(),
+        model_usage=_model_usage(record, grading_usage),
     )
+
+
+def _model_usage(record: RunRecord, grading: Mapping[str, ModelUsage]) -> dict[str, ModelUsage]:
+    """The case-iteration's token usage by role, the builder's (``agent``) beside the models' own."""
+    agent = ModelUsage()
+    for steps in record.usage.values():
+        for step in steps:
+            agent.add(
+                ModelUsage(
+                    calls=1,
+                    input_tokens=step.inputTokens,
+                    cached_input_tokens=step.cachedInputTokens,
+                    output_tokens=step.outputTokens,
+                )
+            )
+    usage = {"agent": agent, "proxy": proxy_usage(record.proxy_stats), **grading}
+    return {role: used for role, used in usage.items() if used.calls}
 
 
 _SETTLED = frozenset({"done", "script-exhausted", "budget", "single-prompt"})

@@ -118,6 +118,8 @@ class RunSettings(BaseModel):
     """Let an uncalibrated judge's verdicts count (recorded in each result's judge info)."""
     shard: Shard | None = None
     """Run only this part of the selected cases (``"I/N"`` is accepted); None = all of them."""
+    debug: bool = False
+    """Record each case error's traceback in the journal (``THREADCASE_DEBUG=1``), redacted."""
 
     @field_validator("shard", mode="before")
     @classmethod
@@ -502,6 +504,7 @@ async def open_run(settings: RunSettings) -> AsyncIterator[OpenRun]:
             replay_dir=settings.replay_dir,
             cleanup_seconds=settings.cleanup_seconds,
             environ=token_environment(),  # once per run: every case-iteration's seeder reads it
+            debug=settings.debug,
         )
         if settings.models.judge_enabled and not settings.skip_calibration:
             # Before any case runs: a judge that disagrees with the labels must not grade this run.

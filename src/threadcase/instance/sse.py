@@ -197,10 +197,17 @@ class _Seen:
 
 class _BodyReader:
     """A response body, read by a task into a queue: an httpx body iterator interrupted by a timeout is
-    gone, so only the queue's receive is ever interrupted."""
+    gone, so only the queue's receive is ever interrupted.
+
+    ``heard`` is when the connection last delivered a byte (or opened), stamped by the reading task as
+    the bytes arrive — not when the caller takes them: a caller busy elsewhere (waiting for a
+    conversation slot, for the user proxy's model, for a widget's answer) must not find a live
+    connection silent, drop it with the events it already holds, and resume after what it read last.
+    """
 
     def __init__(self, response: httpx.Response, task_group: TaskGroup) -> None:
         self._response = response
+        self.heard = anyio.current_time()
         send, self._receive = anyio.create_memory_object_stream[bytes | BaseException](math.inf)
         self._scope = anyio.CancelScope()
         task_group.start_soon(self._pump, send)
@@ -210,6 +217,7 @@ class _BodyReader:
             try:
                 async for chunk in self._response.aiter_raw():
                     if chunk:
+                        self.heard = anyio.current_time()
                         send.send_nowait(chunk)
                 send.send_nowait(b"")
             except Exception as exc:
@@ -219,11 +227,17 @@ class _BodyReader:
         """The next bytes; ``b""`` once the server ended the stream; None when nothing came by ``deadline``
         (anyio time). Raises ``httpx.TransportError`` when the connection failed."""
         item: bytes | BaseException | None = None
-        with anyio.move_on_at(deadline):
-            try:
-                item = await self._receive.receive()
-            except anyio.EndOfStream:
-                item = b""
+        try:
+            # What already arrived is taken even when ``deadline`` has passed.
+            item = self._receive.receive_nowait()
+        except anyio.WouldBlock:
+            with anyio.move_on_at(deadline):
+                try:
+                    item = await self._receive.receive()
+                except anyio.EndOfStream:
+                    item = b""
+        except anyio.EndOfStream:
+            item = b""
         if isinstance(item, BaseException):
             raise item
         return item
@@ -273,8 +287,6 @@ class EventSubscription:
         self._parser = SSEParser()
         self._pending: deque[wire.Event] = deque()
         """Parsed, not yet handed to the caller (a chunk often carries several events)."""
-        self._heard = 0.0
-        """When the current connection last sent a byte (or opened): the measure of its silence."""
         self._failure: InstanceError | None = None
         self._failures = 0
         """Connections lost (or attempts failed) in a row: reset by every fresh event."""
@@ -402,17 +414,17 @@ class EventSubscription:
             if self._source is None:
                 return False
         stream_read = self._client.timeouts.stream_read
+        source = self._source
         try:
-            chunk = await self._source.read(min(deadline, self._heard + stream_read))
+            chunk = await source.read(min(deadline, source.heard + stream_read))
         except httpx.TransportError as exc:
             await self._lose(f"{type(exc).__name__}: {self._client.redactor.text(str(exc))}")
             return True
         except httpx.HTTPError as exc:
             await self._drop_source()
             raise InstanceError(str(exc), method="GET", path=self.path) from exc
-        now = anyio.current_time()
         if chunk is None:
-            if now < self._heard + stream_read:
+            if anyio.current_time() < source.heard + stream_read:
                 return False  # the caller's deadline, not the stream's silence
             await self._lose(f"no byte for {stream_read:.0f} s")
             return True
@@ -420,7 +432,6 @@ class EventSubscription:
             self._take(self._splitter.end())
             await self._lose("the server ended the stream")
             return True
-        self._heard = now
         self._take(self._splitter.feed(chunk))
         return True
 
@@ -503,4 +514,3 @@ class EventSubscription:
         self._pumped = True
         self._splitter = LineSplitter()
         self._parser = SSEParser()
-        self._heard = anyio.current_time()

@@ -147,19 +147,36 @@ def summary_lines(summary: RunSummary) -> list[str]:
     provenance = provenance_line(summary.context)
     if provenance is not None:
         lines.append(provenance)
-    not_verified = [c.case_slug for c in summary.case_stats if c.status == "not_verified"]
-    if not_verified:
-        lines.append("not verified (no unit judged): " + ", ".join(not_verified))
-    if summary.interrupted:
-        verdict = "INTERRUPTED: partial results"
-    elif summary.exit_code == 0:
-        verdict = "GREEN: every judged unit passed"
-    elif summary.exit_code == 1:
-        verdict = "RED: a unit failed"
-    else:
-        verdict = "NOT GREEN: nothing could be judged"
-    lines.append(verdict)
+    lines.extend(f"model: {role.line()}" for role in summary.models)
+    if summary.model_usage:
+        lines.append(
+            "tokens: " + "; ".join(f"{role} {used.line()}" for role, used in sorted(summary.model_usage.items()))
+        )
+    for group in summary.not_verified:
+        shown = ", ".join(group.cases[:5]) + (f" (+{len(group.cases) - 5} more)" if len(group.cases) > 5 else "")
+        lines.append(f"not verified: {group.count} × {group.reason} — {shown}")
+    lines.append(_verdict(summary))
     return lines
+
+
+def _verdict(summary: RunSummary) -> str:
+    if summary.interrupted:
+        return "INTERRUPTED: partial results"
+    if summary.exit_code == 0:
+        return "GREEN: every case-iteration verified, every judged unit passed"
+    unverified = summary.units.not_verified
+    errored = summary.units.errored
+    total = summary.case_iterations
+    gap = (
+        f"{unverified} of {total} case-iterations not verified" + (f" ({errored} errored)" if errored else "")
+        if unverified
+        else ""
+    )
+    if summary.exit_code == 1:
+        return "RED: a unit failed" + (f"; {gap}" if gap else "")
+    if not total:
+        return "NOT GREEN: no case-iteration ran"
+    return f"NOT GREEN: {gap}; no judged unit failed"
 
 
 class ConsoleReporter:

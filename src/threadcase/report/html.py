@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
+from threadcase.models import ModelUsage
 from threadcase.records import RunRecord, ScriptDelivery, Turn
 from threadcase.report.console import format_proxy
 from threadcase.report.summary import RunSummary, provenance_line
@@ -220,6 +221,8 @@ def _render_case(result: CaseResult, anchor: str) -> str:
         out.append("</table>")
     if result.judge:
         out.append(f'<p class="meta">judge: {_e(", ".join(f"{k}={v}" for k, v in result.judge.items()))}</p>')
+    if result.model_usage:
+        out.append(_usage_table(result.model_usage))
     if record is not None:
         proxy = format_proxy(record.proxy_stats)
         nodes = sum(len(w.nodes) for w in record.artifacts.workflows)
@@ -248,6 +251,22 @@ def _render_case(result: CaseResult, anchor: str) -> str:
             out.append("</details>")
     out.append("</section>")
     return "".join(out)
+
+
+def _usage_table(usage: Mapping[str, ModelUsage]) -> str:
+    """Token usage by role, the builder's first: what the case cost, and who spent it."""
+    rows = ["<table class='usage'><tr><th>tokens</th><th>in</th><th>cached</th><th>out</th><th>calls</th></tr>"]
+    for role in sorted(usage, key=lambda r: (_ROLE_ORDER.get(r, 9), r)):
+        used = usage[role]
+        rows.append(
+            f"<tr><td>{_e(role)}</td><td>{used.input_tokens}</td><td>{used.cached_input_tokens}</td>"
+            f"<td>{used.output_tokens}</td><td>{used.calls}</td></tr>"
+        )
+    rows.append("</table>")
+    return "".join(rows)
+
+
+_ROLE_ORDER = {"agent": 0, "proxy": 1, "judge": 2, "verifier": 3}
 
 
 def _pct(value: float | None) -> str:
@@ -331,6 +350,14 @@ def render_html(
     provenance = provenance_line(summary.context)
     if provenance is not None:
         calibration += f'<div class="meta provenance">{_e(provenance)}</div>'
+    calibration += "".join(f'<div class="meta model">model: {_e(role.line())}</div>' for role in summary.models)
+    if summary.model_usage:
+        calibration += _usage_table(summary.model_usage)
+    calibration += "".join(
+        f'<div class="meta not-verified">not verified: {group.count} × {_e(group.reason)} — '
+        f"{_e(', '.join(group.cases))}</div>"
+        for group in summary.not_verified
+    )
     filters = ['<div class="filters">']
     for key, label in (
         ("all", "all"),

@@ -2,7 +2,11 @@
 
 Counts are kept apart on purpose: passed, failed, not judged and reviewed count *units*; errored
 counts *case-iterations* that failed inside (instance, seed, model) and produced no judged unit.
-A run in which nothing was judged is never green, whatever else it says.
+
+Green means verified: a run is green only when every case-iteration was verified (some unit judged,
+no error) and every judged unit passed. A run where no unit failed but some case-iteration tested
+nothing exits 3 and says how many and why — two passes beside twenty-two not-judged units and an
+errored case are not a green run.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.harness.stats import CaseStats, case_stats
+from threadcase.models import ModelRole, ModelUsage
 from threadcase.records import UserPlayer
 from threadcase.verdicts import CaseResult, RunContext
 
@@ -27,6 +32,7 @@ __all__ = [
     "EXIT_USAGE",
     "Counts",
     "JudgeCalibration",
+    "NotVerified",
     "RunSummary",
     "build_summary",
     "calibration_of",
@@ -59,6 +65,8 @@ class Counts(BaseModel):
     proxy_not_judged: int = 0
     """Units not judged because of the simulated user (a note it could not follow, a value it gave
     against its script)."""
+    not_verified: int = 0
+    """Case-iterations that were not verified: no unit judged, or an error (the errored ones included)."""
 
 
 class JudgeCalibration(BaseModel):
@@ -124,6 +132,60 @@ def calibration_of(results: Sequence[CaseResult]) -> JudgeCalibration | None:
     return None
 
 
+class NotVerified(BaseModel):
+    """Why some case-iterations were not verified: one reason, how many, and which."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str
+    """The error, or the reason of the first unit that was not judged."""
+    count: int
+    cases: list[str] = Field(default_factory=list)
+    """``slug`` (``slug#iteration`` when the case ran more than once), in journal order."""
+
+
+def why_not_verified(result: CaseResult) -> str:
+    """One line for a case-iteration that tested nothing: its error, else why its units were not judged."""
+    if result.error is not None:
+        return f"errored: {result.error.type}: {result.error.message}"[:200]
+    unjudged = [v for v in result.verdicts if v.status == "not_judged"]
+    if not unjudged:
+        return "no unit to judge (only review criteria)" if result.verdicts else "the case has no unit to judge"
+    # A failed premise, a fault or a timeout voids the checks too; "no judge model" is only the expectations'.
+    telling = [v for v in unjudged if v.kind not in ("process", "outcome")]
+    return (telling or unjudged)[0].reason[:200]
+
+
+def not_verified_of(results: Sequence[CaseResult]) -> list[NotVerified]:
+    """The case-iterations that were not verified, grouped by reason (most frequent first)."""
+    several = {r.case_slug for r in results if r.iteration > 0}
+    groups: dict[str, NotVerified] = {}
+    for result in results:
+        if result.verified:
+            continue
+        reason = why_not_verified(result)
+        group = groups.setdefault(reason, NotVerified(reason=reason, count=0))
+        group.count += 1
+        group.cases.append(
+            f"{result.case_slug}#{result.iteration}" if result.case_slug in several else result.case_slug
+        )
+    return sorted(groups.values(), key=lambda g: -g.count)
+
+
+def models_of(results: Sequence[CaseResult]) -> list[ModelRole]:
+    """How each role called its model in the run (the first result that says speaks for the run)."""
+    return next((list(r.models) for r in results if r.models), [])
+
+
+def usage_of(results: Sequence[CaseResult]) -> dict[str, ModelUsage]:
+    """Token usage by role over the whole run: the builder's (``agent``) beside each model role's."""
+    total: dict[str, ModelUsage] = {}
+    for result in results:
+        for role, used in result.model_usage.items():
+            total.setdefault(role, ModelUsage()).add(used)
+    return total
+
+
 class RunSummary(BaseModel):
     """What one run (or one journal) amounts to: counts, per-case statistics and the exit code."""
 
@@ -153,6 +215,12 @@ class RunSummary(BaseModel):
     simulated_users: list[UserPlayer] = Field(default_factory=list)
     """Who played the user in the run's multi-turn cases (one entry, unless journals were mixed); only
     single-prompt cases: the auto-approval entry."""
+    not_verified: list[NotVerified] = Field(default_factory=list)
+    """The case-iterations that tested nothing (no unit judged, or an error), grouped by reason."""
+    models: list[ModelRole] = Field(default_factory=list)
+    """How each role called its model (proxy, judge, verifier): model, timeout, attempts, sampling."""
+    model_usage: dict[str, ModelUsage] = Field(default_factory=dict)
+    """Token usage by role over the run: ``agent`` (the builder), ``proxy``, ``judge``, ``verifier``."""
     exit_code: int = EXIT_OK
 
     def simulated_user_line(self) -> str:
@@ -166,13 +234,14 @@ class RunSummary(BaseModel):
         return self.exit_code == EXIT_OK
 
 
-def exit_code_for(units: Counts, *, interrupted: bool = False) -> int:
-    """0 every judged unit passed; 1 a unit failed; 3 nothing was judged; 130 interrupted."""
+def exit_code_for(units: Counts, *, interrupted: bool = False, iterations: int | None = None) -> int:
+    """0 every case-iteration verified and every judged unit passed; 1 a unit failed; 3 none failed but
+    some case-iteration was not verified (or nothing ran); 130 interrupted."""
     if interrupted:
         return EXIT_INTERRUPTED
     if units.failed:
         return EXIT_FAILED
-    if units.passed == 0:
+    if units.passed == 0 or units.not_verified or iterations == 0:
         return EXIT_NOTHING_JUDGED
     return EXIT_OK
 
@@ -205,6 +274,7 @@ def build_summary(
                 reviewed += 1
         if result.error is not None and not any(v.status in ("pass", "fail") for v in result.verdicts):
             errored += 1
+    unverified = not_verified_of(results)
     units = Counts(
         passed=passed,
         failed=failed,
@@ -214,6 +284,7 @@ def build_summary(
         builder_failures=builder_failures,
         proxy_failures=proxy_failures,
         proxy_not_judged=proxy_not_judged,
+        not_verified=sum(group.count for group in unverified),
     )
     stats = case_stats(results)
     statuses: dict[str, int] = {}
@@ -241,7 +312,10 @@ def build_summary(
         calibration=calibration_of(results),
         context=next((r.run_context for r in results if r.run_context is not None), None),
         simulated_users=simulated_users_of(results),
-        exit_code=exit_code_for(units, interrupted=interrupted),
+        not_verified=unverified,
+        models=models_of(results),
+        model_usage=usage_of(results),
+        exit_code=exit_code_for(units, interrupted=interrupted, iterations=len(results)),
     )
 
 

@@ -30,16 +30,19 @@ __all__ = [
 ]
 
 
-def make_proxy(script: Script, models: ModelSettings, *, stats: ProxyStats | None = None) -> ScriptedProxy:
+def make_proxy(
+    script: Script, models: ModelSettings, *, stats: ProxyStats | None = None, case: str = "the case"
+) -> ScriptedProxy:
     """The simulated user for one run: model-driven when a proxy model is configured, else scripted.
 
-    The model proxy holds an SDK client: close it with ``await proxy.aclose()`` (a no-op for the
-    scripted one) when the conversation ends.
+    ``case`` names the run in the model proxy's recorded answers and replay misses. The model proxy
+    holds an SDK client: close it with ``await proxy.aclose()`` (a no-op for the scripted one) when the
+    conversation ends.
     """
     if models.proxy_enabled:
         from threadcase.user_proxy.model import ModelProxy
 
-        return ModelProxy(script, models, stats)
+        return ModelProxy(script, models, stats, case=case)
     return ScriptedProxy(script, stats)
 
 

@@ -1,27 +1,32 @@
 """The model-driven simulated user: decisions from an OpenAI-compatible chat API, structured output.
 
-Each decision is one ``chat.completions.parse`` call with a pydantic ``response_format`` (one of the
-two menus in ``user_proxy.actions``). Transient failures (connection, timeout, 429, 5xx, output that
-does not parse) are retried up to ``ModelSettings.max_attempts`` times; after that, or on any other
-failure, the scripted decision is used and counted (``fallback-no-decision``) — a model outage never
-crashes a case. A spoken text that quotes a director note is never sent: the scripted decision is
-used instead (``fallback-leak``).
+Each decision is one structured call (:func:`threadcase.llm.structured_call`, role ``proxy``) for one
+of the two menus in ``user_proxy.actions``, with the proxy role's settings (timeout, attempts,
+temperature, seed, max_tokens) and its token usage added to the statistics. After its attempts, or on
+any other failure, the scripted decision is used and counted (``fallback-no-decision``) — a model
+outage never crashes a case; only a replay miss (``--replay-models`` with no recorded answer) ends it.
+
+What the model wants to say is checked before anything is sent (``user_proxy.faults``): a message that
+re-sends a delivered scripted turn, repeats the previous message, quotes a director note or the
+proxy's instructions, speaks as the assistant, or is empty — and a widget answer whose text quotes a
+note or the instructions or speaks as the assistant — is counted by kind (``fault:<kind>``), the
+decision is re-asked once with the reason (``reasked``), and a second faulty decision falls back to the
+script (``fallback-fault``). A director note is therefore never sent.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import anyio
 import openai
-import pydantic
-from openai.types.chat import ChatCompletionMessageParam
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from threadcase import wire
-from threadcase.case.notes import Script, split_notes
+from threadcase.case.notes import Script
+from threadcase.llm import structured_call
 from threadcase.models import ModelSettings
+from threadcase.records import Turn
 from threadcase.user_proxy.actions import (
     AnswerQuestions,
     ApplySetupWizard,
@@ -31,7 +36,15 @@ from threadcase.user_proxy.actions import (
     UserTurnDecision,
 )
 from threadcase.user_proxy.base import ConversationView
-from threadcase.user_proxy.prompts import confirmation_messages, user_turn_messages
+from threadcase.user_proxy.faults import Fault, answer_fault, message_fault
+from threadcase.user_proxy.prompts import (
+    CONFIRMATION_INSTRUCTIONS,
+    REASK,
+    SYSTEM_PROMPT,
+    USER_TURN_INSTRUCTIONS,
+    confirmation_messages,
+    user_turn_messages,
+)
 from threadcase.user_proxy.scripted import ConfirmationChoice, ScriptedProxy
 from threadcase.user_proxy.stats import ProxyStats
 
@@ -39,17 +52,8 @@ __all__ = ["ModelProxy"]
 
 D = TypeVar("D", ConfirmationDecision, UserTurnDecision)
 
-
-class _NoParse(Exception):
-    """The model answered, but not with the structured output asked for."""
-
-
-def _transient(exc: BaseException) -> bool:
-    if isinstance(exc, (openai.APIConnectionError, openai.RateLimitError, openai.InternalServerError)):
-        return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code >= 500 or exc.status_code == 429
-    return isinstance(exc, (_NoParse, pydantic.ValidationError, TimeoutError, openai.LengthFinishReasonError))
+_INSTRUCTIONS = (SYSTEM_PROMPT, CONFIRMATION_INSTRUCTIONS, USER_TURN_INSTRUCTIONS)
+"""What the proxy is told, which the user must never recite."""
 
 
 class ModelProxy(ScriptedProxy):
@@ -61,15 +65,18 @@ class ModelProxy(ScriptedProxy):
         models: ModelSettings,
         stats: ProxyStats | None = None,
         *,
-        retry_wait_seconds: float = 0.5,
+        case: str = "the case",
     ) -> None:
         super().__init__(script, stats)
-        if models.proxy_model is None:
+        role = models.role("proxy")
+        if role is None:
             raise ValueError("ModelProxy needs ModelSettings.proxy_model")
         self.models = models
-        self.model_name: str = models.proxy_model
+        self.model_name: str = role.model
+        self.case = case
+        """What the calls are for, as a replay miss names it (``case 'slug' iteration 0``)."""
+        self._timeout = role.timeout_seconds
         self._client: openai.AsyncOpenAI | None = None
-        self._retry_wait = retry_wait_seconds
 
     @property
     def uses_model(self) -> bool:
@@ -84,59 +91,42 @@ class ModelProxy(ScriptedProxy):
             await self._client.close()
             self._client = None
 
-    async def _call(self, messages: list[dict[str, str]], response_format: type[D]) -> D | None:
+    async def _call(self, messages: list[dict[str, Any]], response_format: type[D]) -> D | None:
         if self._client is None:
-            self._client = self.models.client()
-        client = self._client
-        sent: list[ChatCompletionMessageParam] = [
-            {"role": "system", "content": m["content"]}
-            if m["role"] == "system"
-            else {"role": "user", "content": m["content"]}
-            for m in messages
+            self._client = self.models.client(self._timeout)
+        outcome = await structured_call(
+            self.models,
+            "proxy",
+            case=self.case,
+            messages=messages,
+            shape=response_format,
+            parse=response_format.model_validate_json,
+            client=self._client,
+        )
+        self.stats["model-calls"] += outcome.attempts
+        self.stats.add_usage(outcome.usage)
+        if outcome.value is None:
+            self.log.append("proxy model gave no decision: " + "; ".join(outcome.errors[-2:]))
+            self.stats["fallback-no-decision"] += 1
+        return outcome.value
+
+    def _reasked(self, messages: list[dict[str, Any]], decided: Any, fault: Fault) -> list[dict[str, Any]]:
+        """The same decision's messages, the rejected answer and why it was rejected appended."""
+        self.stats["reasked"] += 1
+        answer = json.dumps(decided.model_dump(mode="json", by_alias=True), ensure_ascii=False)
+        return [
+            *messages,
+            {"role": "assistant", "content": answer},
+            {"role": "user", "content": REASK.format(reason=fault.reason)},
         ]
 
-        async def attempt() -> D:
-            self.stats["model-calls"] += 1
-            with anyio.fail_after(self.models.timeout_seconds):
-                completion = await client.chat.completions.parse(
-                    model=self.model_name, messages=sent, response_format=response_format
-                )
-            parsed = completion.choices[0].message.parsed if completion.choices else None
-            if parsed is None:
-                raise _NoParse("no parsed output")
-            return parsed
+    def _caught(self, fault: Fault, what: str, text: str) -> None:
+        self.stats.fault(fault.kind)
+        self.log.append(f"{what} not sent ({fault.kind}: {fault.reason}): {text[:160]!r}")
 
-        try:
-            async for retry in AsyncRetrying(
-                stop=stop_after_attempt(max(1, self.models.max_attempts)),
-                wait=wait_exponential(multiplier=self._retry_wait, max=10 * self._retry_wait),
-                retry=retry_if_exception(_transient),
-                reraise=True,
-            ):
-                with retry:
-                    return await attempt()
-        except (openai.OpenAIError, pydantic.ValidationError, TimeoutError, _NoParse) as exc:
-            self.log.append(f"proxy model gave no decision: {type(exc).__name__}: {str(exc)[:200]}")
-        self.stats["fallback-no-decision"] += 1
-        return None
+    # --- widgets -------------------------------------------------------------------------------
 
-    def _leaks(self, text: str | None) -> bool:
-        """True when ``text`` would reveal a director note (bracketed, or a note quoted verbatim)."""
-        if not text:
-            return False
-        if split_notes(text)[1]:
-            return True
-        lowered = text.lower()
-        return any(len(note) >= 12 and note.lower() in lowered for note in self.script.notes)
-
-    async def decide_confirmation(
-        self, request: wire.ConfirmationRequest, view: ConversationView
-    ) -> ConfirmationChoice | None:
-        messages = confirmation_messages(self.script, view.turns, request.model_dump(mode="json"))
-        decided = await self._call(messages, ConfirmationDecision)
-        if decided is None:
-            return None
-        action = decided.decision
+    def _answer_fault(self, action: ConfirmationChoice, view: ConversationView) -> Fault | None:
         spoken: list[str | None] = []
         if isinstance(action, AnswerQuestions):
             spoken = [a.custom_text for a in action.answers]
@@ -144,13 +134,36 @@ class ModelProxy(ScriptedProxy):
             spoken = [action.user_input]
         elif isinstance(action, ApplySetupWizard):
             spoken = [action.node_parameters_json]
-        if any(self._leaks(s) for s in spoken):
-            self.stats["fallback-leak"] += 1
-            self.log.append(f"model answer to request {request.requestId} quoted a director note; scripted instead")
-            return None
-        if isinstance(action, AnswerQuestions):
-            action = self._hold_declines(action, request)
-        return action
+        last_assistant = _last_text(view.turns, "assistant")
+        for text in spoken:
+            fault = answer_fault(
+                text, notes=self.script.notes, instructions=_INSTRUCTIONS, last_assistant=last_assistant
+            )
+            if fault is not None:
+                return fault
+        return None
+
+    async def decide_confirmation(
+        self, request: wire.ConfirmationRequest, view: ConversationView
+    ) -> ConfirmationChoice | None:
+        messages: list[dict[str, Any]] = list(
+            confirmation_messages(self.script, view.turns, request.model_dump(mode="json"))
+        )
+        for attempt in range(2):
+            decided = await self._call(messages, ConfirmationDecision)
+            if decided is None:
+                return None
+            action = decided.decision
+            fault = self._answer_fault(action, view)
+            if fault is None:
+                if isinstance(action, AnswerQuestions):
+                    action = self._hold_declines(action, request)
+                return action
+            self._caught(fault, f"model answer to request {request.requestId}", json.dumps(decided.model_dump()))
+            if attempt == 0:
+                messages = self._reasked(messages, decided, fault)
+        self.stats["fallback-fault"] += 1
+        return None
 
     def _hold_declines(self, action: AnswerQuestions, request: wire.ConfirmationRequest) -> AnswerQuestions:
         """A value the directions say to withhold is never sent, whatever the model answered."""
@@ -165,22 +178,46 @@ class ModelProxy(ScriptedProxy):
             answers.append(item)
         return action.model_copy(update={"answers": answers})
 
+    # --- between runs --------------------------------------------------------------------------
+
+    def message_fault(self, message: str, view: ConversationView) -> Fault | None:
+        """What is wrong with sending ``message`` now, if anything (see ``user_proxy.faults``)."""
+        unsent = {t.index for t in self.script.unsent_user_turns()}
+        user_turns = [t for t in self.script.turns if t.role == "user"]
+        return message_fault(
+            message,
+            notes=self.script.notes,
+            previous_user=_last_text(view.turns, "user"),
+            delivered=[t.spoken for t in user_turns if t.index not in unsent],
+            pending=[*self.script.remaining_spoken(), *(t.spoken for t in user_turns if t.index in unsent)],
+            instructions=_INSTRUCTIONS,
+            last_assistant=_last_text(view.turns, "assistant"),
+        )
+
     async def next_message(self, view: ConversationView) -> SendFollowUpMessage | None:
         saved = [(w.id, w.name) for w in view.saved_workflows] if view.allow_user_execution else None
-        messages = user_turn_messages(
-            self.script, view.turns, saved_workflows=saved, follow_ups_left=view.follow_ups_left
+        messages: list[dict[str, Any]] = list(
+            user_turn_messages(self.script, view.turns, saved_workflows=saved, follow_ups_left=view.follow_ups_left)
         )
-        decided = await self._call(messages, UserTurnDecision)
-        if decided is None:
-            return self._fallback_next(view)
-        action = decided.decision
-        if not isinstance(action, SendFollowUpMessage):
-            self.stats.decision("declare_done", by_model=True)
-            return None
-        message = action.message.strip()
-        if not message or self._leaks(message):
-            self.stats["fallback-leak" if message else "fallback-unencoded"] += 1
-            return self._fallback_next(view)
+        for attempt in range(2):
+            decided = await self._call(messages, UserTurnDecision)
+            if decided is None:
+                return self._fallback_next(view)
+            action = decided.decision
+            if not isinstance(action, SendFollowUpMessage):
+                self.stats.decision("declare_done", by_model=True)
+                return None
+            message = action.message.strip()
+            fault = self.message_fault(message, view)
+            if fault is None:
+                return self._send(action, message, view)
+            self._caught(fault, "model message", message)
+            if attempt == 0:
+                messages = self._reasked(messages, decided, fault)
+        self.stats["fallback-fault"] += 1
+        return self._fallback_next(view)
+
+    def _send(self, action: SendFollowUpMessage, message: str, view: ConversationView) -> SendFollowUpMessage:
         run_id = action.run_workflow_id
         if run_id is not None and (not view.allow_user_execution or run_id not in {w.id for w in view.saved_workflows}):
             self.log.append(f"dropped runWorkflowId {run_id!r}: not a saved workflow or user execution not allowed")
@@ -206,3 +243,7 @@ class ModelProxy(ScriptedProxy):
             if turn_words and len(turn_words & words) / len(turn_words) >= 0.8:
                 self.script.mark_sent(turn.index)
                 break
+
+
+def _last_text(turns: list[Turn], role: str) -> str | None:
+    return next((t.text for t in reversed(turns) if t.role == role and t.text), None)

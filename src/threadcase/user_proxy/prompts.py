@@ -16,6 +16,7 @@ from threadcase.records import Turn
 __all__ = [
     "CONFIRMATION_INSTRUCTIONS",
     "PROMPT_VERSION",
+    "REASK",
     "SECTION_CONVERSATION",
     "SECTION_EVENT",
     "SECTION_MENU",
@@ -27,7 +28,7 @@ __all__ = [
     "user_turn_messages",
 ]
 
-PROMPT_VERSION = "user-proxy/2026-11-29.4"
+PROMPT_VERSION = "user-proxy/2026-12-02.1"
 
 SYSTEM_PROMPT = """\
 You play the USER of a chat assistant that builds automations (workflows, AI agents, data tables) \
@@ -69,9 +70,14 @@ service): reject it and quote the requirement. Approve a plan that covers what t
 
 ## Between runs
 The script is a reference, not a checklist. Deliver the script's next request when it is still open, \
-with its values verbatim. Declare done when nothing the user wants is left open. If the assistant is \
-stuck waiting on credentials, say: "I'll set them up later — please build without them."
+with its values verbatim. A request marked delivered was already made: never send it again, and never \
+repeat your own previous message. Declare done when nothing the user wants is left open. If the \
+assistant is stuck waiting on credentials, tell it in your own words that you will add them later and \
+it should go on without them.
 """
+
+REASK = """Your last answer was not sent to the assistant: {reason}. Choose again, as the user."""
+"""Appended (after the rejected answer) when a decision is re-asked once; then the script decides."""
 
 CONFIRMATION_INSTRUCTIONS = """\
 A widget is on screen. Choose exactly one action:

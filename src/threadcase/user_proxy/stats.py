@@ -6,10 +6,15 @@ The counters are plain ``str -> int`` (that is what ``RunRecord.proxy_stats`` st
 - ``model:<action>`` — of those, decided by the model;
 - ``deterministic`` and ``deterministic:<rule>`` — answered by a short-circuit rule, no decision;
 - ``auto-approve`` — answered by single-prompt auto-approval;
-- ``repeat`` — a repeated request id answered from the cache;
-- ``fallback-no-decision`` / ``fallback-unencoded`` / ``fallback-leak`` — the model gave nothing,
-  something that did not fit the widget, or a message quoting a director note; scripted behaviour
-  was used instead;
+- ``repeat`` — a widget the agent raised again (same request id), answered from the cache;
+- ``fault:<kind>`` — a decision of the model caught before it was sent (``user_proxy.faults``):
+  ``resent-turn``, ``repeat``, ``quoted-note``, ``quoted-script``, ``as-assistant``, ``empty``; the
+  segment's ``repeats`` counts the first two (the user repeating itself);
+- ``reasked`` — a decision asked again after a fault, with the reason;
+- ``fallback-no-decision`` / ``fallback-unencoded`` / ``fallback-fault`` — the model gave nothing,
+  something that did not fit the widget, or a faulty decision twice; scripted behaviour was used instead;
+- ``model-calls`` and ``tokens:input`` / ``tokens:cached`` / ``tokens:output`` — the proxy model's
+  requests and their token usage (not shown in the segment; reports show the usage beside the agent's);
 - ``declined-held`` — the model answered a question the directions say to decline; sent as skipped;
 - ``dismissal`` — a widget answered empty (no answers, a setup card applied with nothing);
 - ``rejection`` — a plan or approval rejected;
@@ -26,7 +31,21 @@ import functools
 from collections import Counter
 from collections.abc import Mapping
 
-__all__ = ["ProxyStats", "format_proxy_stats"]
+from threadcase.models import ModelUsage
+
+__all__ = ["ProxyStats", "format_proxy_stats", "proxy_usage"]
+
+_USAGE_KEYS = {
+    "calls": "model-calls",
+    "input_tokens": "tokens:input",
+    "cached_input_tokens": "tokens:cached",
+    "output_tokens": "tokens:output",
+}
+
+
+def proxy_usage(stats: Mapping[str, int]) -> ModelUsage:
+    """The proxy model's token usage, read back from its counters (a run record's ``proxy_stats``)."""
+    return ModelUsage(**{field: int(stats.get(key, 0)) for field, key in _USAGE_KEYS.items()})
 
 
 class ProxyStats(Counter[str]):
@@ -46,6 +65,15 @@ class ProxyStats(Counter[str]):
             self["dismissal"] += 1
         elif outcome == "rejected":
             self["rejection"] += 1
+
+    def fault(self, kind: str) -> None:
+        self[f"fault:{kind}"] += 1
+
+    def add_usage(self, usage: ModelUsage) -> None:
+        """Add one call's token usage (its requests are counted by the caller, as ``model-calls``)."""
+        self["tokens:input"] += usage.input_tokens
+        self["tokens:cached"] += usage.cached_input_tokens
+        self["tokens:output"] += usage.output_tokens
 
     def as_dict(self) -> dict[str, int]:
         return {k: int(v) for k, v in sorted(self.items()) if v}
@@ -73,6 +101,8 @@ def _format(stats: Mapping[str, int]) -> str:
     decisions = {k.split(":", 1)[1]: v for k, v in stats.items() if k.startswith("decision:") and v}
     model = sum(v for k, v in stats.items() if k.startswith("model:"))
     fallbacks = sum(v for k, v in stats.items() if k.startswith("fallback-"))
+    faults = {k.split(":", 1)[1]: v for k, v in stats.items() if k.startswith("fault:") and v}
+    repeats = stats.get("fault:resent-turn", 0) + stats.get("fault:repeat", 0)
     detail = ", ".join(f"{k} {v}" for k, v in sorted(decisions.items()))
     head = f"decisions {sum(decisions.values())}"
     if detail:
@@ -80,7 +110,7 @@ def _format(stats: Mapping[str, int]) -> str:
     parts = [
         head,
         f"deterministic {stats.get('deterministic', 0)}",
-        f"repeats {stats.get('repeat', 0)}",
+        f"repeats {repeats}",
         f"fallbacks {fallbacks}",
         f"dismissals {stats.get('dismissal', 0)}",
         f"rejections {stats.get('rejection', 0)}",
@@ -90,4 +120,9 @@ def _format(stats: Mapping[str, int]) -> str:
         parts.insert(1, f"auto-approved {stats['auto-approve']}")
     if stats.get("value-invented"):
         parts.append(f"invented values {stats['value-invented']}")
+    if faults:
+        detail = ", ".join(f"{k} {v}" for k, v in sorted(faults.items()))
+        parts.append(f"faults caught {sum(faults.values())} ({detail}; re-asked {stats.get('reasked', 0)})")
+    if stats.get("repeat"):
+        parts.append(f"widgets raised again {stats['repeat']}")
     return f"[proxy: {', '.join(parts)}]"

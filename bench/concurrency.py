@@ -15,10 +15,9 @@ what httpx's transport and the event loop cost on this machine for the requests 
 
 L is *measured*, not assumed: the generated turns are acknowledgements the demo agent answers in one
 step (no tool call, no widget), and before the timed run a probe plays the same conversation on a few
-idle threads and takes, per turn, the server's own run duration (run debug: the run's ``startedAt`` to
-its last step's ``createdAt``, i.e. run-start to run-finish). Their mean is L: the stamps have
-millisecond resolution, so each duration reads 100 or 101 ms for a true ~100.5, and a median of them
-flipped the bound between 1.600 and 1.616 s from run to run; the mean of 20 converges. The probe also
+idle threads and takes, per turn, the server's own duration of the turn's one agent step (run debug's
+``output.performance.stepTimeMs``, as n8n records it). Their mean is L (a median of millisecond
+stamps flipped the bound from run to run; the mean of 20 converges). The probe also
 checks every turn took exactly one agent step, so L really is one latency plus the instance's own work
 per turn. ``turn_latency=`` prints it before the final line; the client-side run-start → run-finish
 median of the same probe is printed next to it for comparison. The line before the last also gives
@@ -58,7 +57,6 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 
 import anyio
@@ -158,10 +156,6 @@ def core_speed_ms() -> float:
     return best * 1000
 
 
-def _instant(stamp: str) -> datetime:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-
-
 async def probe_turn_latency(url: str, email: str, password: str, turns: int) -> tuple[float, float]:
     """(server-side, client-side) median seconds of one generated turn on an idle instance."""
     server: list[float] = []
@@ -192,7 +186,7 @@ async def probe_turn_latency(url: str, email: str, password: str, turns: int) ->
                             raise RuntimeError(
                                 f"a generated turn took {len(steps)} agent steps, not 1: the bound is off"
                             )
-                        server.append((_instant(steps[-1]["createdAt"]) - _instant(debug["startedAt"])).total_seconds())
+                        server.append(steps[0]["output"]["performance"]["stepTimeMs"] / 1000)
             finally:
                 await client.delete_thread(thread_id)
     return statistics.fmean(server), statistics.median(client_side)

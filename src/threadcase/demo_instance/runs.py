@@ -18,6 +18,7 @@ import hashlib
 import importlib
 import json
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -138,6 +139,8 @@ class ActiveRun:
     """When the run started, in epoch milliseconds (run debug's ``startedAt``, as n8n sends it)."""
     agent_id: str = ""
     """The orchestrator's id, on every event of the run (n8n: ``orchestrator-<runId>``)."""
+    step_began: float = field(default_factory=time.perf_counter)
+    """When the current agent step began (the run's start, then each step's end): its ``stepTimeMs``."""
     waiting: int = 0
     """Widgets of this run waiting for their answer: the thread is then suspended, not running."""
 
@@ -526,8 +529,11 @@ class RunManager:
                     "totalTokens": input_tokens + output_tokens,
                 },
                 "providerMetadata": {"demo": {"estimate": "chars/4"}},
+                # As n8n records each step's timing (the agent's latency included).
+                "performance": {"stepTimeMs": round((time.perf_counter() - run.step_began) * 1000, 3)},
             },
         }
+        run.step_began = time.perf_counter()
         self.store.insert("steps", f"{run.step_count:06d}", step, scope=run.run_id)
         run.steps.append(step)
         run.step_count += 1

@@ -68,7 +68,7 @@ _KIND_WORDS: tuple[tuple[DetailKind, re.Pattern[str]], ...] = (
     ),
     ("path", re.compile(r"\bpath\b", re.IGNORECASE)),
     ("number", re.compile(r"\b(?:threshold|amount|how many|limit|number|minimum|maximum|count)\b", re.IGNORECASE)),
-    ("name", re.compile(r"\b(?:name[ds]?|title[ds]?|called)\b", re.IGNORECASE)),
+    ("name", re.compile(r"\b(?:name[ds]?|title[ds]?|called|what to call|call it)\b", re.IGNORECASE)),
 )
 
 

@@ -64,7 +64,7 @@ def _read(note: str) -> list[tuple[object, ...]]:
         ),
         (
             "When it wants to know where to send it, give payroll@hooli.example",
-            [("answer", "send", "payroll@hooli.example", True)],
+            [("answer", "email", "payroll@hooli.example", True)],
         ),
         ("Should it ask for a time, say 7:30am", [("answer", "schedule", "7:30am", False)]),
         ('If asked about the spreadsheet, it\'s called "Q3 leads"', [("answer", "spreadsheet", "Q3 leads", False)]),

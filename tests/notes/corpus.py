@@ -392,7 +392,23 @@ REFUSALS: list[Row] = [
     ("Only approve if the plan seems secure.", REFUSE),
 ]
 
+UNDERSTOOD_BEFORE: list[Row] = [
+    ("If they ask which Slack channel, tell them #ops-alerts", [A("channel", "#ops-alerts", False)]),
+    (
+        "When it shows the plan, object: the Slack post is not needed. Approve once the Slack step is gone.",
+        [P("the Slack post is not needed", absent=("slack",), then="approve", required=True)],
+    ),
+    (
+        "Set up GitHub with a fresh credential, but leave Slack for later",
+        [C("github", new=True), C("slack", "defer")],
+    ),
+    ("Try running the workflow yourself before you reply", [R()]),
+    ("Tell it the Notion token you pasted is expired on purpose", [C("notion", working=False)]),
+]
+"""Notes the first grammar already read right: they must stay read right."""
+
 CORPUS: list[Row] = [
+    *UNDERSTOOD_BEFORE,
     *ANSWERS,
     *DECLINES,
     *PLANS,

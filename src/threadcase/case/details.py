@@ -62,7 +62,8 @@ _KIND_WORDS: tuple[tuple[DetailKind, re.Pattern[str]], ...] = (
     (
         "schedule",
         re.compile(
-            r"\b(?:schedule|when|time|how often|frequency|trigger|start (?:this|the) workflow|cron|interval)\b",
+            r"\b(?:schedule|when|time|timing|cadence|how often|frequency|trigger|start (?:this|the) workflow|cron|"
+            r"interval)\b",
             re.IGNORECASE,
         ),
     ),

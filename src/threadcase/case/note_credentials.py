@@ -32,7 +32,9 @@ ENGAGE = re.compile(
     re.IGNORECASE,
 )
 _STRICT_ENGAGE = re.compile(
-    r"\b(?:engage|connect\w*|hook (?:[\w'-]+ )?up|authori[sz]e|link|log ?in|sign in|defer)\b", re.IGNORECASE
+    r"\b(?:engage|connect\w*|hook (?:[\w'-]+ )?up|set (?:[\w'-]+ )?up|configure|authori[sz]e|link|log ?in|sign in|"
+    r"defer)\b",
+    re.IGNORECASE,
 )
 DEFER = re.compile(
     r"\b(?:later|defer\w*|skip\w*|not now|postpone\w*|for now|for the moment|ignore|dismiss|hold off|put off|"
@@ -82,7 +84,12 @@ def credential_note(protected: str) -> bool:
     return bool(SERVICE.search(protected) and _STRICT_ENGAGE.search(protected))
 
 
+_SAYING = re.compile(r"^(?:mention|say|explain|point out|note|remark|complain|ask)\b", re.IGNORECASE)
+
+
 def is_credential(piece: str, trigger: Trigger, in_credential_note: bool) -> bool:
+    if _SAYING.match(piece) and not BROKEN.search(piece):
+        return False  # "mention that the API needs a bearer token": words to say
     if _ABOUT.search(piece) and (
         services_in(piece) or ENGAGE.search(piece) or DEFER.search(piece) or BROKEN.search(piece)
     ):
@@ -127,6 +134,9 @@ def read_credential(
         updated = previous.model_copy(update={"new": True, "clause": f"{previous.clause}, {clause}"})
         directives[directives.index(previous)] = updated
         return True
+    if broken and not services_in(piece) and not names and previous is not None and previous.action == "engage":
+        # "connect Sheets, but use a credential that will fail": a property of the one just engaged.
+        engage = False
     if broken and not engage and not defer and previous is not None and previous.action == "engage":
         updated = previous.model_copy(update={"working": False, "clause": f"{previous.clause}, {clause}"})
         directives[directives.index(previous)] = updated

@@ -57,7 +57,8 @@ from threadcase.case.note_text import count_in, imperative, protect, restore, va
 __all__ = ["read_note", "split_items", "split_prose"]
 
 _LEADING = re.compile(
-    r"^(?:(?:and|also|but|then|so|finally|afterwards|after that|next|now|ok|okay|first|otherwise)\b[,:]?\s+)+",
+    r"^(?:(?:and|also|but|then|so|finally|afterwards|after that|next|now|first|otherwise)\b[,:]?\s+|"
+    r"(?:ok|okay|right|alright)\s*,\s*)+",
     re.IGNORECASE,
 )
 
@@ -113,6 +114,20 @@ _VERBS = re.compile(rf"^(?:{phrasing.ACTION_VERBS}|insist|persist|stand|keep|pre
 def _read_sentence(reader: _Reader, sentence: str) -> None:
     sentence = _LEADING.sub("", sentence).strip()
     sentence = re.sub(r"^asked\b", "if asked", sentence, flags=re.IGNORECASE)
+    # "Channel, if asked: #ops" names what is asked before the moment.
+    sentence = re.sub(
+        r"^(?P<topic>[\w #/-]{2,30}?),\s*(?P<word>if|when|in case) (?:asked|it asks)\s*:\s*",
+        lambda m: f"{m.group('word')} asked for the {m.group('topic')}, ",
+        sentence,
+        flags=re.IGNORECASE,
+    )
+    # "Any question about the repo: …" / "For questions on the channel, …" name a question's moment.
+    sentence = re.sub(
+        r"^(?:for\s+)?(?:any|every|each|all)?\s*questions?\s+(?=(?:about|on|regarding|concerning)\b)",
+        "whenever asked ",
+        sentence,
+        flags=re.IGNORECASE,
+    )
     said_before = reader.directives[-1] if reader.directives else None
     if (
         isinstance(said_before, Decline)
@@ -141,17 +156,26 @@ def _read_sentence(reader: _Reader, sentence: str) -> None:
     rest, more_third = imperative(rest, _VERBS)
     reader.third_person = reader.third_person or more_third
     after_plan = bool(reader.directives) and isinstance(reader.directives[-1], PlanReview)
-    if unknown is None and (trigger.event == "plan" or is_plan_sentence(rest, after_plan)):
+    other_moment = trigger.event in ("web-access", "credential-card", "question")
+    if unknown is None and (trigger.event == "plan" or (not other_moment and is_plan_sentence(rest, after_plan))):
         previous = reader.directives[-1] if after_plan else None
         assert previous is None or isinstance(previous, PlanReview)
-        read = read_plan(rest, trigger, reader.text(rest), reader.text, previous)
+        read, rest = read_plan(rest, trigger, reader.text(rest), reader.text, previous)
         if isinstance(read, str):
             reader.fail(rest, read)
-        elif read is previous or (previous is not None and read.clause.startswith(previous.clause + ". ")):
+            return
+        if previous is not None and read.clause.startswith(previous.clause + ". "):
             reader.directives[-1] = read
         else:
             reader.directives.append(read)
-        return
+        if not rest:
+            return
+        trigger = Trigger()
+    _read_pieces(reader, rest, trigger, sentence, unknown)
+
+
+def _read_pieces(reader: _Reader, rest: str, trigger: Trigger, sentence: str, unknown: str | None) -> None:
+    """The action clauses of a sentence, piece by piece."""
     before = len(reader.directives)
     last: Directive | None = None
     for piece in (p for p in phrasing.PIECES.split(rest) if p and p.strip()):
@@ -181,9 +205,13 @@ def _read_sentence(reader: _Reader, sentence: str) -> None:
             continue
         reader.directives.append(found)
         last = found
-    if unknown and any(not isinstance(d, Hold | Tone) for d in reader.directives[before:]):
-        # The scripted user cannot tell when "if it mentions pricing" happens: only a tone or a held
-        # position (which change nothing it sends) may wait on such a moment.
+    refusal = bool(unknown) and bool(phrasing.REFUSAL_MOMENT.search(unknown or ""))
+    if unknown and any(
+        not (isinstance(d, Tone) or (isinstance(d, Hold) and refusal)) for d in reader.directives[before:]
+    ):
+        # The scripted user cannot tell when "if it mentions pricing" happens: only a tone (which changes
+        # nothing it sends) may wait on such a moment, and a held position on a refusal ("if it says no,
+        # insist"), which is the moment the turn stands in.
         del reader.directives[before:]
         reader.fail(sentence, f"the scripted user cannot tell when {unknown!r} happens")
 
@@ -215,7 +243,7 @@ def _trigger(sentence: str) -> tuple[Trigger, str, str | None]:
 
 def _moment(word: str, moment: str) -> Trigger | None:
     required = word in phrasing.REQUIRED
-    if phrasing.PLAN_WORDS.search(moment):
+    if phrasing.PLAN_WORDS.search(moment) and not phrasing.OTHER_PLAN.search(moment):
         return Trigger(event="plan", required=required)
     if re.search(r"\b(?:card|credentials?|connect\w*|accounts?|sign[- ]?in|log[- ]?in|oauth)\b", moment, re.I):
         services = tuple(sorted({phrasing.SERVICE_TYPES[s.lower()] for s in phrasing.SERVICE.findall(moment)}))
@@ -228,8 +256,8 @@ def _moment(word: str, moment: str) -> Trigger | None:
         about = phrasing.ASKER.sub("", moment.strip())
         about = phrasing.ASK_WORDS.sub(" ", about)
         about = re.sub(
-            r"\b(?:to know|know|about|for|which|what|where|who|whom|whether|if|it|you|to use|should|"
-            r"the question|a question|again|ever|does|do)\b",
+            r"\b(?:to know|know|about|for|which|what|where|who|whom|whether|if|it|you|to use|should|regarding|"
+            r"concerning|on|the question|a question|again|ever|does|do)\b",
             " ",
             about,
             flags=re.IGNORECASE,
@@ -260,6 +288,8 @@ def _extend(reader: _Reader, previous: Directive, piece: str) -> Directive | Non
     count, without = count_in(piece)
     if count is not None and not without.strip(" ,.") and isinstance(previous, Hold | Say):
         return _replace(reader, previous, {"times": count})
+    if isinstance(previous, Hold) and phrasing.HOLD_REST_OK.match(piece) and piece.strip():
+        return previous  # "insist, three times, on putting the secret in the node": what it is about
     if isinstance(previous, Hold) and previous.text is None:
         said = phrasing.SAY.match(piece)
         pushed = pushed_for(reader.text(piece), third_person=reader.third_person)
@@ -277,11 +307,9 @@ def _extend(reader: _Reader, previous: Directive, piece: str) -> Directive | Non
             )
         if not _verbs(piece) and not phrasing.STOP.match(piece):
             return _replace(reader, previous, {"value": f"{previous.value}, {value_of(None, reader.text(piece))}"})
-    if (
-        isinstance(previous, Say)
-        and not _verbs(piece)
-        and not phrasing.STOP.match(piece)
-        and not phrasing.RATIONALE.match(piece)
+    if isinstance(previous, Say) and (
+        phrasing.CLOSING.fullmatch(piece.strip())
+        or not (_verbs(piece) or phrasing.STOP.match(piece) or phrasing.RATIONALE.match(piece))
     ):
         return _replace(reader, previous, {"text": f"{previous.text.rstrip('.')}, {reader.text(piece)}."})
     if isinstance(previous, Decline) and (phrasing.RATIONALE.match(piece) or phrasing.NOT_AVAILABLE.match(piece)):
@@ -310,11 +338,11 @@ def _classify(reader: _Reader, piece: str, trigger: Trigger) -> Directive | Lite
     web = _web_access(piece, trigger, clause)
     if web is not None:
         return web
-    if is_credential(piece, trigger, reader.credential_note):
-        return read_credential(piece, trigger, clause, reader.text, reader.directives)
     hold = _hold(reader, piece, clause)
     if hold is not None:
-        return hold
+        return hold  # "keep insisting that it skip the credential": the push, whatever it is about
+    if is_credential(piece, trigger, reader.credential_note):
+        return read_credential(piece, trigger, clause, reader.text, reader.directives)
     if phrasing.DECLINE.match(piece) or phrasing.NOT_AVAILABLE.match(piece):
         return _decline(reader, piece, trigger, clause)
     answer = _answer(reader, piece, trigger, clause)
@@ -377,17 +405,16 @@ def _web_access(piece: str, trigger: Trigger, clause: str) -> WebAccess | None:
 
 
 def _hold(reader: _Reader, piece: str, clause: str) -> Directive | Literal[True] | None:
-    m = phrasing.HOLD.match(piece)
-    if m is None:
-        return None
     again = re.match(
-        r"^(?:insist|(?:ask|say it|repeat)(?: it)? (?:again|once more|one more time|twice|thrice|\w+ times))",
+        r"^(?:insist|(?:ask|request|say it|repeat)(?: for)?(?: it| that| the same(?: thing)?| the request)?)\s+"
+        r"(?P<rest>(?:again|once more|one more time|twice|thrice|\w+ (?:more )?times)\b.*)$",
         piece,
         re.I,
     )
-    if phrasing.SAY.match(piece) and not again:
+    m = phrasing.HOLD.match(piece)
+    if again is None and (m is None or (phrasing.SAY.match(piece) and not re.match(r"^insist", piece, re.I))):
         return None
-    count, rest = count_in(m.group("rest"))
+    count, rest = count_in((again or m).group("rest"))  # type: ignore[union-attr]
     text = None
     if rest.strip() and not phrasing.HOLD_REST_OK.match(rest):
         text = pushed_for(reader.text(rest), third_person=reader.third_person)
@@ -417,7 +444,7 @@ def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Dire
         r"\b(?:it|them|that|this|to yourself|private|secret|back|blank|empty|unset|unanswered|yet)\b", " ", about
     )
     words = tuple(w for w in topic_words(reader.text(about)) if w not in ("asked", "asks", "ask", "later", "name"))
-    if not words and trigger.event != "question":
+    if not words and (trigger.event != "question" or not (trigger.topic or trigger.detail)):
         previous = next((d for d in reversed(reader.directives) if isinstance(d, Decline)), None)
         if previous is not None:
             return True  # "…; do not provide one": the decline before it, said again
@@ -427,7 +454,15 @@ def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Dire
     return Decline(clause=clause, trigger=Trigger(event="question", topic=topic, detail=detail, required=required))
 
 
-def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answer | None:
+_POINTS_BACK = re.compile(
+    r"^(?:tell|give|say|reply|answer|use|send|offer)(?: it| them| that| this| so)*(?: (?:that|this) one)?$", re.I
+)
+
+
+def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answer | Literal[True] | None:
+    if _POINTS_BACK.match(piece.strip()):
+        # "The channel is #deploy-log; tell it if it asks": the value just given, said again.
+        return True if any(isinstance(d, Answer) for d in reader.directives) else None
     if trigger.event == "question":
         stated = _statement(reader, piece, trigger, clause)
         if stated is not None:
@@ -441,6 +476,14 @@ def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answe
             if found is not None:
                 return found
             value = value_of(trigger.detail, reader.text(raw))
+            if trigger.detail is None and trigger.topic:
+                shaped = next(
+                    (k for k in ("channel", "email", "url", "repo", "schedule") if stated_values(k, value) == [value]),
+                    None,
+                )
+                if shaped is not None:
+                    # "if it asks where to send the alerts, tell it #infra-alarms": a channel question.
+                    trigger = trigger.model_copy(update={"detail": shaped})
             if (
                 trigger.detail is not None
                 and m is None
@@ -458,11 +501,12 @@ def _plain_value(value: str) -> bool:
 
 def _statement(reader: _Reader, piece: str, trigger: Trigger, clause: str | None = None) -> Answer | None:
     """ "The channel is #deploys", "recipient: a@b.dev", "use #ops for the channel", "#ops is the channel"."""
-    for pattern in (phrasing.USE_AS, phrasing.STATEMENT, phrasing.REVERSED_STATEMENT):
+    for pattern in (phrasing.ANSWER_ABOUT, phrasing.USE_AS, phrasing.STATEMENT, phrasing.REVERSED_STATEMENT):
         m = pattern.match(piece)
         if m is None:
             continue
-        about = reader.text(m.group("topic"))
+        groups = m.groupdict()
+        about = reader.text(groups.get("topic") or groups.get("topic2") or "")
         kind = detail_kind(about)
         if kind is None:
             continue

@@ -20,7 +20,7 @@ TRIGGER = re.compile(
     re.IGNORECASE,
 )
 REQUIRED = frozenset({"when", "once", "as soon as", "after", "the moment", "the first time", "on", "at", "upon"})
-TRIGGER_END = re.compile(r"\s*(?:,|:|;|—|–|\s-\s|\?)\s*")
+TRIGGER_END = re.compile(r"\s*(?:,|:(?=\s|$)|;|—|–|\s-\s|\?)\s*")
 ACTION_VERBS = (
     r"answer|reply|respond|say|give|use|tell|pick|choose|select|go with|type|enter|provide|decline|refuse|"
     r"withhold|skip|leave|defer|connect|set|create|add|fill|approve|accept|reject|push|object|insist|hold|"
@@ -32,6 +32,12 @@ ACTION_VERBS = (
 )
 VERB_START = re.compile(rf"^(?:then\s+)?(?:{ACTION_VERBS})\b", re.IGNORECASE)
 PLAN_WORDS = re.compile(r"\b(?:plan|proposal|proposed steps)\b", re.IGNORECASE)
+OTHER_PLAN = re.compile(
+    r"\b(?:paid|pricing|price|subscription|premium|free|billing|pro|enterprise|payment|upgrade|cheaper|hosting|"
+    r"team|starter|business|data|phone|meal|project|marketing|sales)\s+plans?\b",
+    re.IGNORECASE,
+)
+"""A plan that is not the agent's proposal ("if it recommends a paid plan")."""
 WEB_WORDS = re.compile(
     r"\b(?:web|internet|domain|browse|browsing|search|site|website|url access|online|docs|documentation|"
     r"look (?:it |things |something )?up)\b",
@@ -39,7 +45,8 @@ WEB_WORDS = re.compile(
 )
 ASK_WORDS = re.compile(
     r"\b(?:asks?|asked|asking|wants?|wanted|needs?|needed|requires?|required|requests?|requested|prompts?|"
-    r"prompted|queries|queried|query|questions?|enquires|inquires|wonders|checks with you|is missing|"
+    r"prompted|queries|queried|query|questions?|questioned|quizzed|enquires|inquires|wonders|checks with you|"
+    r"is missing|pressed for|consults? you|unsure|not sure|doesn't know|does not know|"
     r"comes? up|necessary|quizzes|brings? up)\b",
     re.IGNORECASE,
 )
@@ -75,10 +82,17 @@ SERVICE_TYPES: dict[str, str] = {
     "basic auth": "httpbasic",
 }
 SERVICE = re.compile(r"\b(" + "|".join(re.escape(k) for k in SERVICE_TYPES) + r")\b", re.IGNORECASE)
+REFUSAL_MOMENT = re.compile(
+    r"\b(?:refuses?|refused|says? no|said no|pushes back|push(?:es)? back|objects?|declines?|won't|will not|"
+    r"resists?|hesitates?|disagrees?|says? it can't|says? it cannot|holds? (?:firm|the line)|sticks? to)\b",
+    re.IGNORECASE,
+)
 TRAILING_MOMENT = re.compile(
-    r"^(?P<rest>.+?)(?<!\beven)[,;]?\s+(?P<moment>(?:if|when|whenever|once|should|in case|as soon as|the moment|each time|"
+    r"^(?P<rest>.+?)(?<!\beven)[,;]?\s+(?P<moment>(?:if|when|whenever|once|should|in case|as soon as|the moment|"
+    r"each time|"
     r"every time|any ?time|if and when|if ever)\s+(?:[^,;]*?\s)?(?:asks?|asked|asking|wants?|needs?|requires?|"
-    r"requests?|prompted|prompts?|queries|queried|comes? up|needed|necessary|required|relevant|it does)\b[^,;]*)$",
+    r"requests?|prompted|prompts?|queries|queried|comes? up|needed|necessary|required|relevant|it does|"
+    r"questions?|question comes|questioned)\b[^,;]*)$",
     re.IGNORECASE,
 )
 
@@ -88,8 +102,9 @@ ONE_AT_A_TIME = re.compile(
     r"\b(?:one (?:at a time|by one|per (?:message|turn|reply)|after (?:the )?(?:other|another)|each turn|"
     r"message at a time|step at a time|change at a time|edit at a time|thing at a time)|item by item|"
     r"individually|separately|sequentially|in sequence|drip[- ]feed|one message each|"
-    r"each (?:[\w-]+ )?(?:in its own|on its own|as a separate|in a separate|as its own) (?:message|turn|reply)|"
-    r"(?:in|as|into) separate (?:messages|turns|replies)|as a separate message|"
+    r"each (?:[\w-]+ ){0,2}(?:in its own|on its own|as a separate|in a separate|as its own) (?:message|turn|reply)|"
+    r"each (?:[\w-]+ )?(?:on its own|by itself|on their own)\b|\bseparate (?:messages|turns|replies)\b|"
+    r"(?:in|as|into) (?:separate|individual|their own|distinct) (?:messages|turns|replies)|as a separate message|"
     r"(?:wait(?:ing)?|only) (?:for|after|until) (?:each|every|the agent|it)\b[^.;]*?(?:build|change|one|edit|reply|"
     r"answer|finish|done|applied|before the next)|"
     r"each (?:only )?(?:after|once) the (?:previous|last|one before)(?: one)?|"
@@ -100,12 +115,14 @@ ONE_AT_A_TIME = re.compile(
 WAIT_EACH = re.compile(
     r"^(?:(?:wait(?:ing)?|let(?:ting)?|until|after|once|only after|only once)\b.*\b(?:each|every|it|the previous|"
     r"the last|the agent|one)\b.*\b(?:lands?|landed|finish\w*|appl\w*|done|built|complete\w*|go(?:es)? through|"
-    r"answers?|replies|repl\w+)\b.*|each (?:after|once) the (?:previous|last|one before)\b.*)$",
+    r"answers?|replies|repl\w+)\b.*|each (?:after|once) the (?:previous|last|one before)\b.*|"
+    r"(?:waiting|wait) (?:for|on) (?:each|every|it|the agent)(?: one| change| build| reply| time)?)$",
     re.IGNORECASE,
 )
 """How a one-at-a-time note says to wait for each change ("letting each land first")."""
 RUN_WORKFLOW = re.compile(
-    r"^(?:first\s+|now\s+)?(?:run|execute|trigger|test|test-run|try(?: out)?|kick off|fire(?: off)?|launch|start|"
+    r"^(?:first\s+|now\s+)?(?:run|execute|trigger|test|test-run|try(?: out| running| executing| triggering)?|kick off|"
+    r"fire(?: off)?|launch|start|"
     r"click (?:execute|run|test)(?: on)?|hit (?:execute|run)(?: on)?|press (?:execute|run)(?: on)?|"
     r"give|do)\s+(?P<what>.*)$",
     re.IGNORECASE,
@@ -120,12 +137,14 @@ RUN_REST = re.compile(
     r"^(?:\s*(?:yourself|myself|themselves|for real|manually|by hand|once|first|out|now|a test run|for a test|"
     r"on the saved workflow|the saved workflow|of it|of the workflow|before (?:answering|replying|responding|you "
     r"(?:answer|reply|respond|write back|continue)|the user (?:answers|replies)|sending|writing back|the next "
-    r"message|continuing|going on|this message|the next turn|you send (?:this|the next) message)|"
+    r"message|continuing|going on|this message|the next turn|you send (?:this|the next) message|sending (?:this|it|"
+    r"the message|the turn|your reply))|"
     r"then reply|then answer)\b)*\s*$",
     re.IGNORECASE,
 )
 WEB_DENY = re.compile(
-    r"\b(?:deny|block|refuse|reject|decline|forbid|disallow|say no to|turn down)\b[^.;]*\b(?:web|internet|domain|"
+    r"\b(?:deny|block|refuse|reject|decline|forbid|disallow|say no to|turn down|don't allow|do not allow|never allow|"
+    r"don't permit|do not permit|don't grant|do not grant)\b[^.;]*\b(?:web|internet|domain|"
     r"site|network|browsing|search\w*|access|online|lookups?)\b|"
     r"^no (?:web|internet|online)(?: access| browsing| search\w*| lookups?)?$|^no (?:browsing|web ?search\w*)$|"
     r"^(?:don't|do not|never) (?:let it|allow it to|allow)\s+(?:go online|browse|search|use the (?:web|internet)|"
@@ -166,7 +185,8 @@ DECLINE = re.compile(
     rf"(?:avoid|without|refuse|decline|stop)\s+(?:giving|handing|sharing|providing|supplying|revealing|disclosing|"
     rf"telling|saying|naming|specifying|mentioning|offering|passing|sending|typing|entering|filling|answering|"
     rf"confirming|picking|choosing)\b|"
-    rf"keep (?!pushing|pressing|insisting|asking)(?P<kept>(?:[\w'-]+ ){{0,4}}?)(?:to yourself|private|secret|back|under wraps|hidden|quiet)|"
+    rf"keep (?!pushing|pressing|insisting|asking)(?P<kept>(?:[\w'-]+ ){{0,4}}?)"
+    rf"(?:to yourself|private|secret|back|under wraps|hidden|quiet)|"
     rf"leave (?P<left>(?:[\w'-]+ ){{0,4}}?)(?:blank|empty|unset|unanswered|open|out)\b|(?:give|provide|name|"
     rf"offer|share) no\b|say nothing|stay silent|keep quiet|no answer)",
     re.IGNORECASE,
@@ -179,7 +199,9 @@ NOT_AVAILABLE = re.compile(
     r"(?:you|i|they)(?:'ll| will)\s+(?:decide|pick|choose|"
     r"add|set|fill|sort|figure|get back|tell|send|share|give|provide|do|handle|sort)\b.*\blater\b|"
     r"(?:you|i|they)(?:'d| would) (?:rather|prefer) not|(?:you|i|they) (?:can't|cannot) (?:share|say|tell|give)|"
-    r"there (?:isn't|is no|'s no|are no|aren't)|it(?:'s| is) (?:not (?:decided|set up|ready|known|available)|"
+    r"there (?:isn't|is no|'s no|are no|aren't)|(?:that|it|this|the \w+)\s*(?:has|'s|is|have)?\s*(?:not|n't)\s+"
+    r"(?:been\s+)?(?:decided|chosen|picked|set up|created|agreed|settled|finali[sz]ed)|"
+    r"it(?:'s| is) (?:not (?:decided|set up|ready|known|available)|"
     r"tbd|undecided|still open)|not (?:decided|sure|known|ready) yet|tbd|"
     r"to be (?:decided|confirmed))",
     re.IGNORECASE,
@@ -187,7 +209,8 @@ NOT_AVAILABLE = re.compile(
 DECLINE_FILLER = re.compile(
     r"\b(?:if (?:it |they |the \w+ )?(?:asks?|asked|wants? it)|when asked|for now|yet|later|either|at all|"
     r"with it|to it|with them|to them|even if (?:asked|it asks)|the question|its questions|questions? it asks|"
-    r"if asked|so|just|any of|every|all|each|questions?|one|anything|any)\b",
+    r"if asked|so|just|any of|every|all|each|questions?|one|anything|any|details?|info|information|specifics|"
+    r"answers?|everything|whatever|it asks for|it wants|it needs)\b",
     re.IGNORECASE,
 )
 AGAIN = re.compile(r"\bagain\b|\brepeat(?:ed|s)?\b|\bre-?ask", re.IGNORECASE)
@@ -202,11 +225,16 @@ ANSWER_VERB = re.compile(
 STATEMENT = re.compile(
     rf"^(?!(?:{ACTION_VERBS}|point|explain|mention|complain|remind|let)\b)"
     r"(?:the\s+|my\s+|our\s+|its\s+|your\s+|their\s+)?(?P<topic>[a-z][\w' /-]{1,40}?)\s*(?:\s(?:is|are|should be|"
-    r"will be|to use is|must be|is called|is named|would be)\s|\s*[:=]\s*|\s*(?:->|→)\s*)(?P<value>.+)$",
+    r"will be|to use is|must be|is called|is named|would be)\s|\s*:\s+|\s*=\s*|\s*(?:->|→)\s*)(?P<value>.+)$",
     re.IGNORECASE,
 )
 REVERSED_STATEMENT = re.compile(
     r"^(?P<value>\S+)\s+(?:is|should be|will be)\s+(?:the|my|our)\s+(?P<topic>[a-z][\w' -]{1,40}?)$", re.IGNORECASE
+)
+ANSWER_ABOUT = re.compile(
+    r"^(?:answer|reply to|respond to|meet)\s+(?:the\s+|any\s+|a\s+|its\s+)?(?:question\s+(?:about|on|for)\s+"
+    r"(?:the\s+)?(?P<topic>.+?)|(?P<topic2>.+?)\s+(?:question|query|prompt))s?\s+with\s+(?P<value>.+)$",
+    re.IGNORECASE,
 )
 USE_AS = re.compile(
     r"^(?:use|give|go with|pick|choose|put)\s+(?P<value>.+?)\s+(?:as|for)\s+(?:the\s+|its\s+|my\s+)?(?P<topic>.+)$",
@@ -224,6 +252,11 @@ THANK = re.compile(
     r"(?:\s+(?:for (?:the|its|your) help|for that|a lot|warmly|politely))?$",
     re.IGNORECASE,
 )
+CLOSING = re.compile(
+    r"(?:thanks|thank you|cheers|many thanks|thanks a lot|that's (?:all|it|everything)(?: for (?:now|today))?)[.!]?",
+    re.IGNORECASE,
+)
+"""Words that close what the user says ("say thanks, that's all"): part of the message, not a reason."""
 STOP = re.compile(
     r"^(?:stop|end (?:the conversation|the chat|there|here|it)|be done|leave it there|say nothing (?:more|else)|"
     r"(?:send|write) (?:this|the|your|the next|this turn's) (?:message|turn|reply|text)|reply|answer|respond|"
@@ -234,10 +267,12 @@ STOP = re.compile(
 # --- held positions and tones ---------------------------------------------------------------------
 
 HOLD = re.compile(
-    r"^(?:insist(?:s|ing)?(?: on (?:it|this|that))?|keep (?:insisting|pushing(?: back)?|asking|pressing(?: on)?|at it|on it|going|"
+    r"^(?:insist(?:s|ing)?(?: on (?:it|this|that))?|"
+    r"keep (?:insisting|pushing(?: back)?|asking|pressing(?: on)?|at it|on it|going|"
     r"nagging|repeating (?:it|the request|yourself))|hold (?:firm|your ground|the line|out|your position)|"
     r"stand (?:firm|your ground)|stay firm|be persistent|persist|"
-    r"(?:don't|do not|never|refuse to|won't) (?:back down|give in|give up|budge|relent|let it go|cave|take no for "
+    r"(?:don't|do not|never|refuse to|won't) (?:back down|back off|let up|give way|fold|yield|give in|give up|budge|"
+    r"relent|let it go|cave(?: in)?|take no for "
     r"an answer|accept no|accept a no)|stick to (?:it|your guns|the request|your request|your position)|"
     r"repeat (?:it|the (?:same )?(?:request|ask|thing|demand)|yourself|your request)|"
     r"push(?:es)?(?: back| again| harder| on)?|press(?:es)?(?: on| again| harder| the point)?|"
@@ -251,7 +286,8 @@ HOLD_REST_OK = re.compile(
     r"if (?:it|they) (?:refuses?|says? no|pushes back|objects?)(?: again)?|whatever it says|no matter what|"
     r"(?:up )?on (?:it|this|that|the point|the request|[\w' -]{1,60})|about (?:it|this|that|[\w' -]{1,60})|"
     r"again|harder|this time|in the next message|in total|after that|until it refuses|then|more firmly|"
-    r"firmly|politely|a bit)\b)*\s*$",
+    r"firmly|politely|a bit|easily|so easily|too easily|that easily|quickly|too quickly|right away|at the first no|"
+    r"without a fight)\b)*\s*$",
     re.IGNORECASE,
 )
 TONE_WORDS = (
@@ -263,7 +299,8 @@ TONE_WORDS = (
     r"cranky|grouchy|peeved|miffed|sharp|brusque|concise|succinct|chatty|relaxed|laid[- ]back|easygoing|"
     r"courteous|respectful|stern|insistent|urgent|panicked|panicky|frantic|desperate|agitated|tense|"
     r"unimpressed|dismissive|curious|grateful|thankful|appreciative|upbeat|gruff|clipped|harried|flustered|"
-    r"overwhelmed|impolite|rude|kind|nice|gentle|patient|professional"
+    r"overwhelmed|impolite|rude|kind|nice|gentle|patient|professional|to the point|straight to the point|"
+    r"matter-of-fact|no-nonsense|quick|slow|short with (?:it|them|the agent)"
 )
 _TONE_ADJ = rf"(?:{TONE_WORDS})(?:ly|ily)?"
 _TONE_MOD = (
@@ -276,7 +313,8 @@ TONE = re.compile(
     rf"keep it|keep (?:your )?(?:messages|replies|answers|tone)|pretend (?:you(?:'re| are)|to be)|"
     rf"as if (?:you(?:'re| are))|you(?:'re| are)|the user(?:'s| is)|they(?:'re| are)|i'm|i am)\s+)?{_TONE_MOD}"
     rf"(?:{_TONE_ADJ}|in a (?:rush|hurry)|pressed for time|on a deadline|out of patience|stressed out)"
-    rf"(?:\s*(?:,|but|and|yet)\s+{_TONE_MOD}(?:{_TONE_ADJ}))*(?:\s+(?:tone|voice|mood|way|manner))?\s*$"
+    rf"(?:\s*(?:,|but|and|yet)\s+{_TONE_MOD}(?:{_TONE_ADJ}))*(?:\s+(?:tone|voice|mood|way|manner))?"
+    rf"(?:\s+(?:throughout|all along|the whole time|throughout the conversation|all the way|at all times))?\s*$"
     rf"|^(?:(?:reply|answer|respond|write|speak|talk)\s+)?(?:(?:use|with|in|adopt|take|keep)\s+)?(?:a|an)\s+{_TONE_MOD}{_TONE_ADJ}(?:\s*(?:,|but|and)\s+"
     rf"{_TONE_ADJ})*\s+(?:tone|voice|way|manner|mood|register)(?:\s+of voice)?\s*$"
     rf"|^(?:(?:reply|answer|respond|write|speak|talk)\s+)?with (?:some |a bit of |a hint of |mild |obvious |"
@@ -302,7 +340,8 @@ AS_USUAL_REST = re.compile(
 AS_USUAL_HOW = re.compile(
     r"\b(?:defaults?|sensibl[ey]|plausibl[ey]|reasonabl[ey]|realistic(?:ally)?|normally|as usual|however you "
     r"(?:like|want|see fit)|as you see fit|make up|made[- ]up|invent|whatever (?:you like|seems right)|"
-    r"something sensible|freely|dummy|sample|placeholder)\b",
+    r"something sensible|freely|dummy|sample|placeholder|make (?:them|it|something|one|those) up|invent (?:them|it|"
+    r"something))\b",
     re.IGNORECASE,
 )
 PIECES = re.compile(

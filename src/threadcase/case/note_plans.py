@@ -37,7 +37,8 @@ _OBJECT = (
     r"(?: (?:one|plan|version|proposal|draft))?|(?:it|the plan) once))?"
 )
 _PUSH = re.compile(
-    rf"^(?P<verb>push(?:es)?\s+back|object(?:s)?|reject(?:s)?|refuse(?:s)?|say no|turn down|send (?:it|the plan) back|"
+    rf"^(?P<verb>push(?:es)?\s+back|object(?:s)?|reject(?:s)?|refuse(?:s)?|say no|turn down|"
+    rf"turn (?:it|the plan|this plan|the proposal) down|send (?:it|the plan) back|"
     rf"bounce|veto|decline|(?:don't|do not|never) (?:approve|accept|ok|okay|sign off on)|ask for changes|"
     rf"request changes|complain|disagree|push)(?:\s+(?:to|on|against|about))?{_OBJECT}\b(?P<rest>.*)$",
     re.IGNORECASE,
@@ -70,7 +71,9 @@ _FILLER = re.compile(
     r"^(?:\s*(?:outright|as (?:proposed|is|it is|shown|written|presented)|without (?:changes|comment|edits|"
     r"asking for changes|any changes)|right away|immediately|straight away|at once|as-is|for good|then|after that|"
     r"afterwards|this time|anyway|regardless|every time|entirely|completely|as well|too|it proposes|it suggests|"
-    r"it shows|once it's revised|once revised|when it's revised)\b)*\s*$",
+    r"it shows|once it's revised|once revised|when it's revised|whatever it says|no matter what|either way|"
+    r"in any case|whatever it proposes|regardless of what it says|no reason given|with no reason|without (?:a |any )?"
+    r"(?:reason|explanation|comment)|no explanation|no questions asked)\b)*\s*$",
     re.IGNORECASE,
 )
 _CONDITION = re.compile(
@@ -97,7 +100,8 @@ _PRESENT = re.compile(
     re.IGNORECASE,
 )
 _PRESENT_AFTER = re.compile(
-    r"^(?P<what>.+?)\s+(?:is|are|has been|have been|gets|get)\s+(?:added|included|in|there|in there|in place)$",
+    r"^(?P<what>.+?)\s+(?:is|are|has been|have been|gets|get)\s+(?:added|included|in|there|in there|in place|"
+    r"in it|in the plan|part of it|part of the plan)$",
     re.IGNORECASE,
 )
 _DONE = re.compile(
@@ -134,7 +138,7 @@ def condition(cond: str, feedback: str | None) -> Wanted | Literal["done"] | Non
     """``(absent, present)`` words of a plan condition ("it no longer posts to Slack"); ``"done"`` for
     "once that's done" (the revised plan); None when the scripted user cannot check it."""
     text = cond.strip().rstrip(".")
-    text = re.sub(r"\s+(?:in it|from it|from the plan|in the plan)$", "", text, flags=re.IGNORECASE)
+    text = re.sub(r"(?<!\bis)(?<!\bare)\s+(?:in it|from it|from the plan|in the plan)$", "", text, flags=re.IGNORECASE)
     if _DONE.match(text):
         return "done"
     if _PRONOUN_GONE.match(text):
@@ -273,21 +277,42 @@ def _push(parts: PlanParts, piece: str, text: Callable[[str], str]) -> bool:
             return False
         parts.feedback = cleaned
     parts.pushed = True
-    if verb.startswith(("reject", "turn down", "veto", "refuse", "decline")) and count is None and not said:
+    if verb.startswith(("reject", "turn", "veto", "refuse", "decline", "say no")) and count is None and not said:
         parts.outright = parts.wanted is None
     return True
 
 
+_OTHER_HEAD = re.compile(
+    r"^(?:connect|set up|hook|link|authori[sz]e|log in|sign in|run|execute|trigger|allow|deny|block|grant|permit|"
+    r"skip|defer|leave|postpone|hold off|decline to|refuse to|(?:don't|do not) (?:give|share|tell|connect)|"
+    r"send (?:these|them|each)|insist|keep insisting)\b",
+    re.IGNORECASE,
+)
+"""The head of a piece that is about something else than the plan ("approve the plan, then connect Slack")."""
+
+
 def read_plan(
     rest: str, trigger: Trigger, clause: str, text: Callable[[str], str], previous: PlanReview | None
-) -> PlanReview | str:
+) -> tuple[PlanReview | str, str]:
     """One plan sentence read into a :class:`PlanReview` (completing ``previous`` when the sentence only
-    decides: "Then approve."); or why it cannot be followed."""
+    decides: "Then approve."), or why it cannot be followed; and the rest of the sentence when it goes
+    on about something else ("…, then connect Slack when the card appears")."""
+    pieces = [p.strip() for p in PIECES.split(rest) if p and p.strip()]
+    for at, raw in enumerate(pieces):
+        piece = re.sub(r"^(?:then|and|so|but|only then)\s+", "", raw, flags=re.IGNORECASE)
+        if at and _OTHER_HEAD.match(piece):
+            return _plan(pieces[:at], trigger, clause, text, previous), ", ".join(pieces[at:])
+    return _plan(pieces, trigger, clause, text, previous), ""
+
+
+def _plan(
+    pieces: list[str], trigger: Trigger, clause: str, text: Callable[[str], str], previous: PlanReview | None
+) -> PlanReview | str:
     plan_trigger = Trigger(event="plan", required=trigger.required if trigger.event == "plan" else False)
     parts = PlanParts()
-    for raw in (p.strip() for p in PIECES.split(rest) if p and p.strip()):
+    for raw in pieces:
         piece = re.sub(r"^(?:then|and|so|but|only then)\s+", "", raw, flags=re.IGNORECASE)
-        if _push(parts, piece, text) or _decision(parts, piece, text):
+        if _push(parts, piece, text) or _decision(parts, piece, text) or _FILLER.match(piece):
             continue
         said = _SAY_FEEDBACK.match(piece)
         deciding = _DECIDING.search(piece)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from threadcase.case.note_text import capitalised, tidy_value, unquote
+from threadcase.case.note_text import capitalised, tidy_value, unquote, verb_base
 
 __all__ = ["pushed_for", "question", "spoken", "statement"]
 
@@ -208,6 +208,8 @@ def question(content: str, *, third_person: bool = False) -> str:
     first = rest[0].lower()
     if first in _AUX or first in _PAST:
         return _end(capitalised(text), "?")  # "who gets the email", "what went wrong": already in order
+    if head in ("which", "what", "whose") and len(rest) > 1 and first not in _SUBJECT_START and _verb_like(rest[1]):
+        return _end(capitalised(text), "?")  # "which node sends the email": the wh-phrase is the subject
     # "which channel it posts to", "how many rows it will write": the wh-phrase may take a noun or two.
     start = next((i for i, w in enumerate(rest[:3]) if w.lower() in _SUBJECT_START), None)
     if start is None:
@@ -218,14 +220,39 @@ def question(content: str, *, third_person: bool = False) -> str:
     return _end(capitalised(" ".join([*words[:wh_len], *rest[:start], inverted])), "?")
 
 
+def _verb_like(word: str) -> bool:
+    lowered = word.lower()
+    return lowered in _PAST or lowered in _AUX or (lowered.endswith("s") and not lowered.endswith("ss"))
+
+
 def _invert(words: list[str]) -> str | None:
-    """ "the output is stored" -> "is the output stored"; None when no auxiliary follows a short subject."""
+    """ "the output is stored" -> "is the output stored", "the message includes X" -> "does the message
+    include X"; None when no auxiliary (or verb in -s) follows a short subject."""
     for i in range(1, min(len(words), 5)):
         if words[i].lower() in _AUX:
             return " ".join([words[i].lower(), *words[:i], *words[i + 1 :]])
+    if words and words[0].lower() in _SINGULAR_START:
+        for i in range(1, min(len(words), 5)):
+            word = words[i].lower()
+            if word.endswith("s") and not word.endswith("ss") and word not in _NOT_VERBS:
+                if words[i - 1].lower().endswith("s") and i > 1:
+                    return None  # "the messages include": plural, or a verb we cannot tell
+                return " ".join(["does", *words[:i], verb_base(words[i]), *words[i + 1 :]])
     return None
 
 
+_SINGULAR_START = frozenset(
+    ["it", "he", "she", "this", "that", "the", "its", "our", "my", "your", "their", "each", "every"]
+)
+_NOT_VERBS = frozenset(["its", "this", "is", "was", "has", "does", "always", "sometimes", "perhaps", "news", "status"])
+
+
+_MANNER_AT_END = re.compile(
+    r"\b(?:in|using) (?:english|french|german|spanish|italian|portuguese|dutch|japanese|chinese|russian|arabic|"
+    r"hindi|polish|swedish|emojis?|all caps|caps|capitals|rhyme|verse|haiku|pirate speak|slang|code|json|"
+    r"bullet points)\s*$",
+    re.IGNORECASE,
+)
 _ASK_TO = re.compile(
     r"^(?:(?:it|them|the (?:agent|assistant|builder|bot|ai))\s+)?(?:to|if it can|whether it can)\s+(?P<do>.+)$", re.I
 )
@@ -241,8 +268,19 @@ def spoken(verb: str, content: str, *, third_person: bool = False) -> str | None
         return None
     if _is_quoted(content):
         return unquote(content)
-    if re.match(r"^(?:in|like|as if|as though|using|with|in the (?:voice|style|manner) of)\b", content, re.I):
+    if re.match(
+        r"^(?:(?:only|just|always|entirely|solely)\s+)?(?:in|like|as if|as though|using|with|in the (?:voice|style|"
+        r"manner) of)\b",
+        content,
+        re.I,
+    ):
         return None  # "answer in French", "reply like a pirate": a manner, not words to send
+    if all(re.fullmatch(r"\w+ly|and|but|yet|,", w, re.IGNORECASE) for w in content.replace(",", " , ").split()):
+        return None  # "reply quickly and casually": how, not what
+    if _MANNER_AT_END.search(content):
+        return None  # "write everything in German": a manner, not words to send
+    if verb in ("write", "send") and not content.lower().startswith("that "):
+        return None  # "write …"/"send …" say what to send only with quotes or "that …"
     if verb in ("ask", "enquire", "inquire", "query", "wonder"):
         to = _ASK_TO.match(content)
         if to is not None and not content.lower().startswith(("if", "whether")):
@@ -253,6 +291,8 @@ def spoken(verb: str, content: str, *, third_person: bool = False) -> str | None
         spoken_to = _ASK_OBJECT.match(content)
         if spoken_to is not None and spoken_to.group("rest").split()[0].lower() in (*_WH, "whether", "if"):
             content = spoken_to.group("rest")
+        if content.split()[0].lower() not in (*_WH, "whether", "if"):
+            return None  # "ask follow-up questions until …": not a question the note words
         return question(content, third_person=third_person)
     return statement(content, third_person=third_person)
 

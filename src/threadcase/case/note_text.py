@@ -121,6 +121,8 @@ def imperative(clause: str, verbs: re.Pattern[str]) -> tuple[str, bool]:
             head, _, tail = rest.partition(" ")
             based = verb_base(head) if subject.group("who").lower() not in ("you", "i", "we") else head
             candidate = f"{based} {tail}".strip()
+            if head.lower() in ("doesn't", "does") and subject.group("who").lower() not in ("you", "i", "we"):
+                candidate = re.sub(r"^(?:doesn't|does not)\b", "don't", f"{head} {tail}", flags=re.IGNORECASE)
             if head and (verbs.match(candidate) or re.match(r"^(?:don't|do not|never|won't|will not)\b", candidate)):
                 third = third or subject.group("who").lower() not in ("you", "i", "we")
                 text = candidate
@@ -184,7 +186,8 @@ def count_in(text: str) -> tuple[int | None, str]:
 _FILLER = frozenset(
     """is are be fine ok okay good works work will do should the a an it its called named name channel sheet
     spreadsheet table data address email e-mail url link repo repository endpoint path value one that's that
-    this please use to for as answer reply with just our my""".split()  # noqa: SIM905 - a word list reads better as text
+    this please use to for as answer reply with just our my post in into at on send go put save store write
+    them""".split()  # noqa: SIM905 - a word list reads better as text
 )
 _NAME_KINDS: frozenset[DetailKind] = frozenset({"spreadsheet", "table", "name"})
 
@@ -202,7 +205,7 @@ def value_of(kind: DetailKind | None, raw: str) -> str:
         found = stated_values(kind, text)
         if len(found) == 1:
             leftover = text.replace(found[0], " ")
-            words = re.findall(r"[\w'-]+", leftover.lower())
+            words = [re.sub(r"'s$", "", w) for w in re.findall(r"[\w'-]+", leftover.lower())]
             if all(w in _FILLER for w in words):
                 return found[0]
         if kind in _NAME_KINDS:

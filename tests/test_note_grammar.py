@@ -16,6 +16,7 @@ from threadcase.case.directives import (
     Credential,
     Decline,
     Directive,
+    Hold,
     OneAtATime,
     PlanReview,
     Say,
@@ -41,6 +42,8 @@ def _meaning(d: Directive) -> tuple[object, ...]:
         return ("one-at-a-time", len(d.items))
     if isinstance(d, WebAccess):
         return ("web-access", d.allow)
+    if isinstance(d, Hold) and (d.times or d.text):
+        return ("hold", d.times, d.text)
     return (d.kind,)
 
 
@@ -61,7 +64,7 @@ def _read(note: str) -> list[tuple[object, ...]]:
         ),
         (
             "When it wants to know where to send it, give payroll@hooli.example",
-            [("answer", "send", "payroll@hooli.example", True)],
+            [("answer", "email", "payroll@hooli.example", True)],
         ),
         ("Should it ask for a time, say 7:30am", [("answer", "schedule", "7:30am", False)]),
         ('If asked about the spreadsheet, it\'s called "Q3 leads"', [("answer", "spreadsheet", "Q3 leads", False)]),
@@ -262,7 +265,7 @@ def test_credential_phrasings(note: str, expected: list[tuple[object, ...]]) -> 
         ("Ask it to also add a Gmail step.", [("say", "Also add a Gmail step.", 1)]),
         (
             "Push back twice on adding the tenant filter: say it is blocking the release.",
-            [("hold",), ("say", "It is blocking the release.", 2)],
+            [("hold", 2, "It is blocking the release.")],
         ),
         ("Say you're done.", [("say", "I'm done.", 1)]),
         ('Say "thanks, that\'s all" and stop.', [("say", "thanks, that's all", 1)]),

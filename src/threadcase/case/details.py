@@ -62,13 +62,14 @@ _KIND_WORDS: tuple[tuple[DetailKind, re.Pattern[str]], ...] = (
     (
         "schedule",
         re.compile(
-            r"\b(?:schedule|when|time|how often|frequency|trigger|start (?:this|the) workflow|cron|interval)\b",
+            r"\b(?:schedule|when|time|timing|cadence|how often|frequency|trigger|start (?:this|the) workflow|cron|"
+            r"interval)\b",
             re.IGNORECASE,
         ),
     ),
     ("path", re.compile(r"\bpath\b", re.IGNORECASE)),
     ("number", re.compile(r"\b(?:threshold|amount|how many|limit|number|minimum|maximum|count)\b", re.IGNORECASE)),
-    ("name", re.compile(r"\b(?:name[ds]?|title[ds]?|called)\b", re.IGNORECASE)),
+    ("name", re.compile(r"\b(?:name[ds]?|title[ds]?|called|what to call|call it)\b", re.IGNORECASE)),
 )
 
 

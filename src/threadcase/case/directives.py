@@ -155,9 +155,16 @@ class Hold(_Base):
     """Hold a position: insist, push again, keep declining when re-asked, then give up."""
 
     kind: Literal["hold"] = "hold"
+    times: int | None = None
+    """How many messages push the position ("two more times"); None = as the turn says it, once."""
+    text: str | None = None
+    """What the user pushes for, as a user's sentence ("for it to just hardcode the token"); None = the
+    turn's own words (a note-only turn: the last request, repeated)."""
 
     def describe(self) -> str:
-        return "hold the position: send the turn's words as written, keep every decline"
+        said = f"say {self.text!r}" if self.text else "send the turn's words as written"
+        times = f" {self.times} time{'s' if self.times != 1 else ''}" if self.times else ""
+        return f"hold the position: {said}{times}, keep every decline"
 
 
 class Tone(_Base):

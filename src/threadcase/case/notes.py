@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from threadcase.case.details import detail_kind, topic_words
-from threadcase.case.directives import Decline, Directive, NoteReading, OneAtATime, Say, Trigger
-from threadcase.case.note_grammar import read_note, split_items
+from threadcase.case.directives import Decline, Directive, Hold, NoteReading, OneAtATime, Say, Trigger
+from threadcase.case.note_grammar import read_note, split_items, split_prose
 
 __all__ = [
     "Script",
@@ -36,6 +36,7 @@ __all__ = [
     "script_turn",
     "split_items",
     "split_notes",
+    "split_prose",
     "strip_notes",
 ]
 
@@ -77,24 +78,44 @@ class ScriptTurn(BaseModel):
         return found
 
     @property
+    def list_items(self) -> list[str]:
+        """The list a one-at-a-time note sends: the note's own, else the turn's words as a numbered,
+        bulleted or prose list ("rename it, then make it hourly"); [] without such a note."""
+        listed = next((d for d in self.directives if isinstance(d, OneAtATime)), None)
+        if listed is None:
+            return []
+        return list(listed.items) or split_items(self.spoken) or split_prose(self.spoken)
+
+    @property
+    def held(self) -> Hold | None:
+        """The held position this turn pushes, when its note says how often or what for."""
+        return next((d for d in self.directives if isinstance(d, Hold) and (d.times or d.text)), None)
+
+    @property
     def utterances(self) -> list[str]:
         """What the scripted user says for this turn, in order (one message each).
 
-        - A one-at-a-time note over a numbered list: the list's items, one per message — the list may
-          be spoken or sit inside the note itself; only the items are said, never the instructions.
-        - Otherwise the spoken text.
-        - A note-only turn whose note tells the user to say something says that, as often as asked.
+        - A one-at-a-time note over a list: the list's items, one per message — the list may be
+          spoken or sit inside the note itself; only the items are said, never the instructions.
+        - Otherwise the spoken text; a held position "N times" sends N messages, the first the turn's
+          words, the next what the note pushes for (else the words again).
+        - A note-only turn says what its note tells the user to say, as often as asked, or pushes
+          what its held position is for (see :meth:`Script.utterances` for one that says neither).
         """
         if self.role != "user":
             return []
-        listed = next((d for d in self.directives if isinstance(d, OneAtATime)), None)
-        if listed is not None:
-            items = list(listed.items) or split_items(self.spoken)
-            if len(items) >= 2:
-                return items
+        items = self.list_items
+        if len(items) >= 2:
+            return items
+        held = self.held
         if self.spoken:
+            if held is not None and held.times:
+                return [self.spoken] + [held.text or self.spoken] * (held.times - 1)
             return [self.spoken]
-        return [d.text for d in self.directives if isinstance(d, Say) for _ in range(d.times)]
+        said = [d.text for d in self.directives if isinstance(d, Say) for _ in range(d.times)]
+        if not said and held is not None and held.text:
+            said = [held.text] * (held.times or 1)
+        return said
 
 
 def split_notes(text: str) -> tuple[str, list[str]]:
@@ -183,7 +204,7 @@ def _script_turn(index: int, role: str, text: str) -> ScriptTurn:
         return ScriptTurn(index=index, role=role, raw=text, spoken=spoken, notes=tuple(notes))
     readings = tuple(read_note(note) for note in notes)
     listed = [d for r in readings for d in r.directives if isinstance(d, OneAtATime)]
-    missing = bool(listed) and not listed[0].items and len(split_items(spoken)) < 2
+    missing = bool(listed) and not listed[0].items and len(split_items(spoken) or split_prose(spoken)) < 2
     return ScriptTurn(
         index=index, role=role, raw=text, spoken=spoken, notes=tuple(notes), readings=readings, list_missing=missing
     )
@@ -242,8 +263,19 @@ class Script:
         """Every user turn, the opener first."""
         return [t for t in self.turns if t.role == "user"]
 
+    def utterances(self, turn: ScriptTurn) -> list[str]:
+        """What the scripted user says for ``turn`` (:attr:`ScriptTurn.utterances`); a note-only turn
+        that only holds a position a number of times ("[push twice more]") repeats the last request."""
+        said = turn.utterances
+        held = turn.held
+        if said or turn.spoken or held is None:
+            return said
+        users = self.user_turns
+        before = next((t for t in reversed(users[: users.index(turn)]) if t.spoken), None)
+        return [before.spoken] * (held.times or 1) if before is not None else []
+
     def speaks(self, turn: ScriptTurn) -> bool:
-        return turn is self.opener or bool(turn.utterances)
+        return turn is self.opener or bool(self.utterances(turn))
 
     def _handled(self, turn: ScriptTurn) -> bool:
         """Sent (or being sent), or passed over by the scripted user: n8n's notion of a delivered turn."""
@@ -308,7 +340,7 @@ class Script:
                 self._note_run(turn)
                 continue
             self._deliver(turn)
-            said = turn.utterances
+            said = self.utterances(turn)
             self._queue = said[1:]
             self._queue_turn = turn.index if self._queue else None
             return said[0], turn
@@ -332,7 +364,7 @@ class Script:
         """What the user would still say, without delivering it."""
         texts = list(self._queue)
         for turn in self.unsent_user_turns():
-            texts.extend(turn.utterances)
+            texts.extend(self.utterances(turn))
         return texts
 
     @property

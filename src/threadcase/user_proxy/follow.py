@@ -250,7 +250,7 @@ class Director:
             in_progress = script.list_in_progress
             if in_progress is not None and in_progress[0] == turn.index:
                 delivered = False
-                why = f"{in_progress[1]} item(s) of its list were never sent: {cut}"
+                why = f"{in_progress[1]} of its messages (list items or pushes) were never sent: {cut}"
             elif not delivered:
                 why = cut
             message = script.sent_at(turn) if script.speaks(turn) else script.window(turn)[0]

@@ -1,0 +1,155 @@
+"""Credential notes: engage, defer or pick a credential card per service, or name one meant to fail.
+
+A piece is about credentials when it says so ("credential", "connect", "account", "log in", "token")
+or when the note is about credentials and the piece names a service (or "it", "both", "everything")
+with something to do: engage ("connect", "hook up", "set up", "authorise", "do the Sheets one"),
+defer ("later", "skip", "hold off on", "can wait", "not now"), pick a named one ("the one called
+Ops Slack", a quoted name), create a new one ("a fresh token"), or one meant to fail ("expired",
+"revoked", "doesn't work", "on purpose").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Literal
+
+from threadcase.case.details import detail_kind
+from threadcase.case.directives import Credential, Directive, Trigger
+from threadcase.case.note_phrasings import SERVICE, SERVICE_TYPES
+from threadcase.case.note_text import QUOTE, unquote
+
+__all__ = ["is_credential", "read_credential", "services_in"]
+
+CARD_WORDS = re.compile(
+    r"\b(?:card|credentials?|connect\w*|account|sign[- ]?in|log[- ]?in|oauth|auth\w*|set ?up wizard|tokens?)\b",
+    re.IGNORECASE,
+)
+ENGAGE = re.compile(
+    r"\b(?:engage\w*|set (?:[\w'-]+ )?up|setup|connect\w*|use|pick|select|choose|create|add|fill(?: it)?(?: in)?|"
+    r"hook (?:[\w'-]+ )?up|link|authori[sz]e|sign (?:in|up)|log ?in|provide|enter|complete|accept|configure|"
+    r"go through|do|make)\b",
+    re.IGNORECASE,
+)
+_STRICT_ENGAGE = re.compile(
+    r"\b(?:engage|connect\w*|hook (?:[\w'-]+ )?up|set (?:[\w'-]+ )?up|configure|authori[sz]e|link|log ?in|sign in|"
+    r"defer)\b",
+    re.IGNORECASE,
+)
+DEFER = re.compile(
+    r"\b(?:later|defer\w*|skip\w*|not now|postpone\w*|for now|for the moment|ignore|dismiss|hold off|put off|"
+    r"can wait|wait|not yet|another time|come back to|park|"
+    r"(?:leave|keep) (?:[\w'-]+ ){0,3}?(?:unconnected|disconnected|alone|for later|for now|unset|empty|blank|"
+    r"open|out|aside)|(?:don't|do not|won't|will not|never|refuse to|decline to) (?:bother|set|connect|engage|use|"
+    r"add|create|provide|link|hook|fill))\b",
+    re.IGNORECASE,
+)
+NEW = re.compile(
+    r"\b(?:new|fresh|another|brand[- ]new|separate|second)\s+(?:[\w-]+\s+)?(?:one|credential|account|connection|"
+    r"token|key|login)\b|"
+    r"\bcreate (?:one|a credential|it|a new)\b|\bmake it a new one\b",
+    re.IGNORECASE,
+)
+BROKEN = re.compile(
+    r"\b(?:should ?n[o']t (?:authenticate|work|connect|pass)|(?:does|do|will|would) ?n[o']t (?:authenticate|work)|"
+    r"does not (?:authenticate|work)|not authenticate|invalid|broken|expired|revoked|bad|wrong|should fail|"
+    r"meant to fail|supposed to fail|expected to fail|designed to fail|fails?|failing|on purpose|deliberately|"
+    r"intentionally|outdated|stale|dead|rejected|won't work|will not work|doesn't work|not work(?:ing)?)\b",
+    re.IGNORECASE,
+)
+AUTO = re.compile(r"\b(?:auto(?:matic(?:ally)?)?[- ]?(?:setup|set ?up)|automatic(?:ally)?|auto|one[- ]click)\b", re.I)
+NAMED = re.compile(r"\b(?:named|called)\s+([A-Z][\w-]*(?:\s+[A-Z0-9(][\w)-]*)*)")
+PRONOUN = re.compile(r"\b(?:it|them|both|all|everything|anything|each|one|the card|the ones?)\b", re.IGNORECASE)
+_ABOUT = re.compile(
+    r"\b(?:credential\w*|connect\w*|unconnected|account|sign[- ]?in|log[- ]?in|oauth|tokens?)\b", re.IGNORECASE
+)
+
+
+def services_in(text: str) -> tuple[str, ...]:
+    return tuple(sorted({SERVICE_TYPES[s.lower()] for s in SERVICE.findall(text)}))
+
+
+_SERVICE_OBJECT = re.compile(
+    r"\b(?:skip|defer|postpone|hold off on|put off|leave|engage|do)\s+(?:the\s+)?(?:"
+    + SERVICE.pattern[3:-3]
+    + r")\b(?!\s+(?:step|node|post|message|part|branch|notification))",
+    re.IGNORECASE,
+)
+
+
+def credential_note(protected: str) -> bool:
+    """Whether a note is about credentials: "skip Gmail" in it is a credential deferral."""
+    if CARD_WORDS.search(protected) or _SERVICE_OBJECT.search(protected):
+        return True
+    return bool(SERVICE.search(protected) and _STRICT_ENGAGE.search(protected))
+
+
+_SAYING = re.compile(r"^(?:mention|say|explain|point out|note|remark|complain|ask)\b", re.IGNORECASE)
+
+
+def is_credential(piece: str, trigger: Trigger, in_credential_note: bool) -> bool:
+    if _SAYING.match(piece) and not BROKEN.search(piece):
+        return False  # "mention that the API needs a bearer token": words to say
+    if _ABOUT.search(piece) and (
+        services_in(piece) or ENGAGE.search(piece) or DEFER.search(piece) or BROKEN.search(piece)
+    ):
+        return True
+    if not (trigger.event == "credential-card" or in_credential_note):
+        return False
+    if detail_kind(piece) is not None and not services_in(piece) and not PRONOUN.search(piece):
+        return False  # "fill in the channel with #ops" on a setup card is an answer, not a credential
+    about = services_in(piece) or PRONOUN.search(piece) or trigger.event == "credential-card"
+    return bool(about and (ENGAGE.search(piece) or DEFER.search(piece) or BROKEN.search(piece)))
+
+
+def read_credential(
+    piece: str,
+    trigger: Trigger,
+    clause: str,
+    text: Callable[[str], str],
+    directives: list[Directive],
+) -> Credential | Literal[True]:
+    """The credential directive a piece says; True when it only adds to the one before ("…, but the
+    credential does not authenticate")."""
+    words = text(piece)
+    names = tuple(unquote(q) for q in QUOTE.findall(words)) + tuple(m.group(1) for m in NAMED.finditer(words))
+    services = services_in(piece) or services_in(" ".join(names))
+    previous = next((d for d in reversed(directives) if isinstance(d, Credential)), None)
+    if not services:
+        services = previous.services if previous is not None and previous.services else trigger.topic
+    broken = bool(BROKEN.search(piece))
+    defer = bool(DEFER.search(re.sub(r"\b(?:wait(?:ing)? for|until later)\b", " ", piece, flags=re.I))) or bool(
+        re.search(r"\buntil later\b", piece, re.I)
+    )
+    # "it should fail the connection test" names no action: "connection" is not "connect".
+    acting = re.sub(r"\bconnection tests?\b", " ", piece, flags=re.IGNORECASE)
+    engage = bool(ENGAGE.search(acting)) and not defer
+    if (
+        not services_in(piece)
+        and NEW.search(piece)
+        and previous is not None
+        and previous.action == "engage"
+        and not previous.new
+    ):
+        updated = previous.model_copy(update={"new": True, "clause": f"{previous.clause}, {clause}"})
+        directives[directives.index(previous)] = updated
+        return True
+    if broken and not services_in(piece) and not names and previous is not None and previous.action == "engage":
+        # "connect Sheets, but use a credential that will fail": a property of the one just engaged.
+        engage = False
+    if broken and not engage and not defer and previous is not None and previous.action == "engage":
+        updated = previous.model_copy(update={"working": False, "clause": f"{previous.clause}, {clause}"})
+        directives[directives.index(previous)] = updated
+        return True
+    required = trigger.required if trigger.event == "credential-card" else False
+    auto = bool(AUTO.search(piece)) and not re.search(r"\bmanual|\bby hand\b", piece, re.I)
+    return Credential(
+        clause=clause,
+        trigger=Trigger(event="credential-card", topic=services, required=required),
+        services=services,
+        action="defer" if defer else "engage",
+        option="auto" if auto else "manual",
+        names=names,
+        new=bool(NEW.search(piece)),
+        working=not broken,
+    )

@@ -98,10 +98,11 @@ _HEADER_WORDS = ("authorization", "cookie", "api-key", "api_key", "apikey")
 _HEADER = re.compile(
     r"(?P<hname>(?i:(?:proxy-)?authorization|set-cookie|cookie|x-api-key|x-n8n-api-key|api[-_]?key))"
     r"(?P<hsep>\\?[\"']?\s{0,3}[:=]\s{0,3}\\?[\"']?)"
-    r"(?P<hval>[^\"'\\\s,;}\]][^\"'\\\n\r,}\]]*)"
+    r"(?P<hval>[^\"'\\\s,;}\[\]][^\"'\\\n\r,}\]]*)"
 )
 """A header and its value, in the spellings an error body or a log line uses (``Authorization: ...``,
-``'authorization': '...'``, ``"Cookie":"..."``); the value ends at a quote, a comma or a bracket."""
+``'authorization': '...'``, ``"Cookie":"..."``); the value ends at a quote, a comma or a bracket, and
+one that starts with a bracket is already ``[redacted]``."""
 _USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{0,30}://)(?P<userinfo>[^/?#@\s\"'<>\\]{1,512}@)")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 

@@ -87,6 +87,6 @@ async def test_a_long_turn_never_blocks_the_server() -> None:
                         worst = max(worst, time.perf_counter() - started)
                         probes += 1
                         await anyio.sleep(0.02)
-        assert worst < 0.5, f"a health check waited {worst:.2f} s behind the long turn"
+        assert worst < 1.0, f"a health check waited {worst:.2f} s behind the long turn"
         assert order == ["short", "long"], "the short conversation waited for the long turn"
         assert probes >= 3, "the long turn was too quick to probe the server during it"

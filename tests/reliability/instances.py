@@ -26,7 +26,11 @@ class Trouble:
     times: int | None = None
     slow: list[tuple[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    echo: list[tuple[str, str]] = field(default_factory=list)
+    """Answered 400 with the request's headers and body in the message, as a careless proxy's error page
+    does (the first time each)."""
     refused: int = 0
+    echoed: int = 0
 
     def matches(self, rules: list[tuple[str, str]], method: str, path: str) -> bool:
         return any(method == m and re.fullmatch(p, path) for m, p in rules)
@@ -45,6 +49,22 @@ class _Troubled:
                 import anyio
 
                 await anyio.sleep(trouble.seconds)
+            if trouble.matches(trouble.echo, method, path) and not trouble.echoed:
+                trouble.echoed += 1
+                received = b""
+                while True:
+                    message = await receive()
+                    received += message.get("body", b"")
+                    if not message.get("more_body"):
+                        break
+                headers = {k.decode(): v.decode() for k, v in scope["headers"]}
+                text = f"rejected by the gateway; request headers: {headers}; body: {received.decode()}"
+                body = json.dumps({"code": 400, "message": text}).encode()
+                await send(
+                    {"type": "http.response.start", "status": 400, "headers": [(b"content-type", b"application/json")]}
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
             if trouble.matches(trouble.refuse, method, path) and (
                 trouble.times is None or trouble.refused < trouble.times
             ):

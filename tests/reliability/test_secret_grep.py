@@ -19,8 +19,9 @@ import pytest
 from bench.reliability import echoing_model
 from pydantic import SecretStr
 
+from tests.reliability.instances import Trouble, troubled_demo
 from tests.runner.test_run_demo import GOLDEN
-from threadcase.demo_instance import DemoSettings, demo_server_sync
+from threadcase.demo_instance import DemoSettings
 from threadcase.demo_instance.serve import serve_in_thread
 
 THREADCASE = Path(sys.executable).parent / "threadcase"
@@ -40,7 +41,11 @@ SECRETS = {
 def test_no_secret_reaches_any_output(tmp_path: Path) -> None:
     demo = DemoSettings(password=SecretStr(SECRETS["instance password"]))
     out = tmp_path / "out"
-    with demo_server_sync(demo) as url, serve_in_thread(echoing_model()) as model_url:
+    # A gateway in front of the instance echoes the first credential request, headers and body (the
+    # session cookie, the basic auth of the URL's userinfo, the EVAL token), in its error.
+    gateway = Trouble(echo=[("POST", "/rest/credentials")])
+    troubled = troubled_demo(tmp_path / "demo.sqlite", gateway, password=demo.password)
+    with troubled as url, serve_in_thread(echoing_model()) as model_url:
         lane = url.replace("http://", f"http://lane:{SECRETS['url userinfo password']}@")
         model = model_url.replace("http://", f"http://modeluser:{SECRETS['model url password']}@") + "/v1"
         env = {
@@ -51,6 +56,7 @@ def test_no_secret_reaches_any_output(tmp_path: Path) -> None:
             "OPENAI_BASE_URL": model,
             "THREADCASE_JUDGE_MODEL": "judge-echo",
             "THREADCASE_PROXY_MODEL": "proxy-echo",
+            "THREADCASE_DEBUG": "1",
             "EVAL_SLACK_ACCESS_TOKEN": SECRETS["slack token"],
             "EVAL_NOTION_TOKEN": SECRETS["notion token"],
             "LANGSMITH_API_KEY": SECRETS["langsmith key"],
@@ -82,7 +88,8 @@ def test_no_secret_reaches_any_output(tmp_path: Path) -> None:
     for name in ("journal.jsonl", "summary.json", "junit.xml", "report.html"):
         outputs[name] = (out / name).read_text(encoding="utf-8")
     journal = outputs["journal.jsonl"]
-    assert "Incorrect API key provided" in journal, "the echoing error never reached the outputs: nothing tested"
+    assert gateway.echoed == 1
+    assert "rejected by the gateway" in journal, "the echoing error never reached the outputs: nothing tested"
     assert "[redacted]" in journal
     found = [
         f"{what} in {where}" for where, text in outputs.items() for what, value in SECRETS.items() if value in text

@@ -23,6 +23,8 @@ FLOORS: dict[str, int] = {
     "verdicts": 0,
     "models": 0,
     "_util": 0,
+    "redaction": 0,
+    "leftovers": 0,
     "case": 1,
     "instance": 1,
     "llm": 1,
@@ -33,6 +35,7 @@ FLOORS: dict[str, int] = {
     "harness": 3,
     "report": 4,
     "cli": 4,
+    "__main__": 4,
 }
 DEMO = "demo_instance"
 DEMO_MAY_IMPORT = {"threadcase.wire"}

@@ -41,6 +41,7 @@ __all__ = [
     "SeedingError",
     "ThreadcaseError",
     "UsageError",
+    "printable",
 ]
 
 
@@ -50,6 +51,19 @@ class ThreadcaseError(Exception):
 
 class UsageError(ThreadcaseError):
     """Something the user supplied is wrong; the CLI prints one line and exits with code 2."""
+
+
+MAX_PROBLEM_LENGTH = 2000
+"""Longest line a problem renders to (a 10 MB key in a case file must not print a 10 MB line)."""
+
+
+def printable(text: str, limit: int | None = None) -> str:
+    """``text`` with control characters escaped as Python would (``\\n``, ``\\x1b``) and cut to ``limit``."""
+    if not text.isprintable():
+        text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
 
 
 @dataclass(frozen=True)
@@ -68,11 +82,16 @@ class CaseProblem:
     column: int | None = None
 
     def render(self) -> str:
-        """The one-line form used by ``threadcase validate``: ``file.json: path: message``."""
+        """The one-line form used by ``threadcase validate``: ``file.json: path: message``.
+
+        Always one line, however odd the file name (a newline in it is shown as ``\\n``), and never
+        longer than :data:`MAX_PROBLEM_LENGTH`.
+        """
         where = self.file
         if self.line is not None:
             where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
-        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        line = f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+        return printable(line, MAX_PROBLEM_LENGTH)
 
 
 class CaseSchemaError(UsageError):

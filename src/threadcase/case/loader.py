@@ -10,8 +10,11 @@ is to fix. Nothing here prints or exits: the CLI renders the problems.
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import os
+import re
+import stat
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,15 +144,24 @@ def _loading(paths: Sequence[Path]) -> Generator[None, None, list[LoadedCase]]:
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found = _case_files(path)
-            if not found:
+        try:
+            is_dir = stat.S_ISDIR(path.stat().st_mode)
+        except FileNotFoundError:
+            problems.append(CaseProblem(str(path), "", "no such file or directory"))
+            continue
+        except OSError as exc:  # a symlink loop, a directory we may not enter
+            problems.append(CaseProblem(str(path), "", f"cannot read it: {_why(exc)}"))
+            continue
+        if is_dir:
+            found, unreadable = _case_files(path)
+            problems.extend(unreadable)
+            if not found and not unreadable:
                 problems.append(CaseProblem(str(path), "", "no case files (*.json) in this directory"))
             files.extend(found)
-        elif path.is_file():
-            files.append(path)
         else:
-            problems.append(CaseProblem(str(path), "", "no such file or directory"))
+            # A regular file, or a pipe or device named on purpose (`validate <(jq . case.json)`, /dev/stdin):
+            # read like a file.
+            files.append(path)
     if not paths:
         problems.append(CaseProblem("<suite>", "", "no case files or directories given"))
 
@@ -214,11 +226,30 @@ def select_cases(
     return selected
 
 
-def _case_files(directory: Path) -> list[Path]:
-    # scandir's entries know their type without a stat per file: 5,000 files load in a blink.
-    with os.scandir(directory) as entries:
-        names = sorted(e.name for e in entries if e.name.endswith(".json") and e.is_file())
-    return [directory / name for name in names]
+def _case_files(directory: Path) -> tuple[list[Path], list[CaseProblem]]:
+    """The directory's ``*.json`` regular files (sorted), and a problem for each that cannot be looked at."""
+    problems: list[CaseProblem] = []
+    names: list[str] = []
+    try:
+        # scandir's entries know their type without a stat per file: 5,000 files load in a blink.
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if not entry.name.endswith(".json"):
+                    continue
+                try:
+                    if entry.is_file():
+                        names.append(entry.name)
+                except OSError as exc:  # a symlink loop: is_file follows it and fails
+                    problems.append(CaseProblem(str(directory / entry.name), "", f"cannot read it: {_why(exc)}"))
+    except OSError as exc:
+        problems.append(CaseProblem(str(directory), "", f"cannot list the directory: {_why(exc)}"))
+    return [directory / name for name in sorted(names)], problems
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symlink loop (too many levels of symbolic links); point the link at a real file"
+    return str(exc.strerror or exc)
 
 
 def _parts(value: str | None) -> list[str]:
@@ -233,9 +264,16 @@ def _load(path: Path) -> tuple[LoadedCase | None, list[CaseProblem]]:
     slug = _slug(path)
     file = str(path)
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CASE_BYTES + 1)
     except OSError as exc:
-        return None, [CaseProblem(file, "", f"cannot read the file: {exc.strerror or exc}", case=slug)]
+        return None, [CaseProblem(file, "", f"cannot read the file: {_why(exc)}", case=slug)]
+    if len(raw) > MAX_CASE_BYTES:
+        return None, [
+            CaseProblem(file, "", f"larger than {MAX_CASE_BYTES // 2**20} MiB; a case file is a few KiB", case=slug)
+        ]
+    try:
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         return None, [CaseProblem(file, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8", case=slug)]
     try:
@@ -254,12 +292,55 @@ def _load(path: Path) -> tuple[LoadedCase | None, list[CaseProblem]]:
             why = _first_sentence(str(exc))
         message = f"invalid JSON: {why}"
         return None, [CaseProblem(file, "", message, case=slug)]
+    if _SURROGATE_ESCAPE.search(text):
+        lone = _lone_surrogates(data, file=file, slug=slug)
+        if lone:
+            return None, lone
     try:
         case = parse_case(data, file=file, slug=slug)
     except CaseSchemaError as exc:
         return None, exc.problems
     warnings = tuple(CaseProblem(file, where, message, case=slug) for where, message in case_warnings(case))
     return LoadedCase(slug=slug, path=path, case=case, warnings=warnings), []
+
+
+MAX_CASE_BYTES = 64 * 2**20
+"""A case file larger than this is refused unread (a device named by mistake must not fill the memory)."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: the only way a lone surrogate gets into a case (UTF-8 text cannot hold one)."""
+
+
+def _lone_surrogates(data: Any, *, file: str, slug: str) -> list[CaseProblem]:
+    """A problem for every string (value or key) holding half of a UTF-16 pair: it could be neither sent to
+    an instance nor written to a journal, so it is refused here rather than crashing a run."""
+    problems: list[CaseProblem] = []
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(data, ())]
+    while stack and len(problems) < 10:
+        value, loc = stack.pop()
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if _has_surrogate(key):
+                    problems.append(_surrogate_problem(key, loc, file, slug, in_key=True))
+                stack.append((inner, (*loc, key)))
+        elif isinstance(value, list):
+            stack.extend((inner, (*loc, index)) for index, inner in enumerate(value))
+        elif isinstance(value, str) and _has_surrogate(value):
+            problems.append(_surrogate_problem(value, loc, file, slug, in_key=False))
+    return sorted(problems, key=lambda p: p.path)
+
+
+def _has_surrogate(text: str) -> bool:
+    return not text.isascii() and any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def _surrogate_problem(text: str, loc: tuple[int | str, ...], file: str, slug: str, *, in_key: bool) -> CaseProblem:
+    position = next(i for i, ch in enumerate(text) if "\ud800" <= ch <= "\udfff")
+    what = "a key here" if in_key else "the text"
+    message = (
+        f"{what} holds a lone surrogate {text[position]!r} at character {position} (half of a UTF-16 pair, "
+        "escaped as \\uD800-\\uDFFF); remove it, or write the whole character"
+    )
+    return CaseProblem(file, _path(loc), message, case=slug)
 
 
 def parse_case(data: Any, *, file: str = "<case>", slug: str | None = None) -> Case:
@@ -362,10 +443,10 @@ def _path(loc: Iterable[int | str]) -> str:
             continue  # the discriminator tag pydantic adds; not a key in the file
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part.isidentifier():
+        elif part.isidentifier() and len(part) <= 60:
             out += f".{part}" if out else part
         else:
-            out += f"[{part!r}]"
+            out += f"[{_q(part)}]"
         previous = part
     return out
 
@@ -506,10 +587,12 @@ def _unknown_key(loc: tuple[int | str, ...]) -> str:
     model, key = _walk(loc)
     key = str(loc[-1]) if loc else "?"
     if model is None:
-        return f"unknown key {key!r}"
+        return f"unknown key {_q(key)}"
     valid = [info.alias or name for name, info in model.model_fields.items()]
     camel = next((v for v in valid if v.lower() == key.replace("_", "").lower()), None)
-    guess = camel or next(iter(difflib.get_close_matches(key, valid, n=1, cutoff=0.75)), None)
+    # A key longer than any valid one is no typo of one (and comparing a 10 MB key would take minutes).
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.75) if len(key) <= 100 else []
+    guess = camel or next(iter(close), None)
     if guess:
-        return f"unknown key {key!r}; did you mean {guess!r}?"
-    return f"unknown key {key!r}; valid keys here: {', '.join(valid)}"
+        return f"unknown key {_q(key)}; did you mean {guess!r}?"
+    return f"unknown key {_q(key)}; valid keys here: {', '.join(valid)}"

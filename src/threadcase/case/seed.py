@@ -325,6 +325,11 @@ class InlineSeed(Strict):
         return self
 
 
+SAFE_THREAD_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,199}")
+"""What a replay thread id may be (``fullmatch``): it names the file ``<replay_dir>/<threadId>.json``, so
+no path separator, no ``..`` at the start, no control character."""
+
+
 class ReplaySeed(Strict):
     """Rebuild a production thread from its LangSmith trace; transient, never committed."""
 
@@ -338,6 +343,17 @@ class ReplaySeed(Strict):
     """LangSmith API URL to read from (pins a tenant), e.g. ``https://api.smith.langchain.com``."""
     live_turn_run_id: NonBlank | None = None
     """Run id of the user turn to send live (default: the last user turn)."""
+
+    @field_validator("thread_id")
+    @classmethod
+    def _thread_id(cls, value: str) -> str:
+        if not SAFE_THREAD_ID.fullmatch(value):
+            shown = repr(value) if len(value) <= 60 else repr(value[:57]) + "..."
+            raise fail(
+                f"{shown} cannot be a thread id: it names the replay file <threadId>.json, so only letters, "
+                "digits, '.', '_', ':' and '-' (starting with a letter or digit, at most 200)"
+            )
+        return value
 
     @field_validator("endpoint")
     @classmethod

@@ -22,7 +22,7 @@ from rich.console import Console
 from threadcase.errors import ConfigError, ExportError
 from threadcase.harness.compare import Comparison
 from threadcase.harness.journal import read_journal
-from threadcase.instance.redact import environment_secrets
+from threadcase.redaction import secret_values
 from threadcase.report.compare_view import compare_lines, compare_runs
 from threadcase.report.markdown import MARKDOWN_NAME, render_markdown
 from threadcase.report.summary import RunSummary, write_atomic
@@ -86,11 +86,10 @@ def result_options(function: F) -> F:
 
 
 def secrets_of(environ: Mapping[str, str], extra: Iterable[str | None] = ()) -> list[str]:
-    """Every value that must never reach LangSmith: ``EVAL_*`` tokens, model and LangSmith keys, and ``extra``."""
-    named = [
-        environ.get(k) for k in ("OPENAI_API_KEY", "LANGSMITH_API_KEY", "LANGCHAIN_API_KEY", "THREADCASE_PASSWORD")
-    ]
-    return [value for value in [*environment_secrets(environ), *named, *extra] if value]
+    """Every value that must never reach LangSmith: every secret the environment configures (``EVAL_*``
+    tokens, model and LangSmith keys, passwords, URL userinfo: :func:`~threadcase.redaction.secret_values`)
+    and ``extra``."""
+    return [value for value in [*secret_values(environ), *extra] if value]
 
 
 @dataclasses.dataclass(frozen=True)

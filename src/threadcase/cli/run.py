@@ -24,8 +24,10 @@ from rich.console import Console
 from threadcase.cli.model_options import model_options, model_settings
 from threadcase.cli.results import ResultOptions, finish, result_options, secrets_of
 from threadcase.errors import ConfigError
+from threadcase.harness.interrupts import Interrupts
 from threadcase.harness.journal import JOURNAL_NAME, journal_path
-from threadcase.harness.runner import RunSettings, prepare_process
+from threadcase.harness.runner import RunSettings, prepare_process, run_redactor
+from threadcase.redaction import Redactor
 from threadcase.report import RunSummary, rebuild_reports, run_and_report
 from threadcase.report.console import ConsoleReporter, run_header, summary_lines
 from threadcase.user_proxy import user_player
@@ -71,13 +73,19 @@ def _secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console) -> None:
+def command_redactor() -> Redactor:
+    """The command's redactor (``main`` puts it in the click context; a bare invocation gets a fresh one)."""
+    obj = click.get_current_context().obj
+    return obj if isinstance(obj, Redactor) else Redactor.from_environment(os.environ)
+
+
+def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console, redactor: Redactor) -> None:
     if as_json:
-        click.echo(summary.model_dump_json(indent=2))
+        click.echo(redactor.text(summary.model_dump_json(indent=2)))
         return
     for line in summary_lines(summary):
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
-    console.print(f"reports: {summary.output_dir}", highlight=False, markup=False)
+        console.print(redactor.text(line), highlight=False, soft_wrap=True, markup=False)
+    console.print(redactor.text(f"reports: {summary.output_dir}"), highlight=False, markup=False)
 
 
 @click.command()
@@ -313,37 +321,50 @@ def run(
     )
     options = ResultOptions(baseline, alpha, markdown, langsmith_experiment, langsmith_dataset)
     options.preflight(os.environ)
+    redactor = command_redactor()
+    redactor.update(run_redactor(settings))
     # With --json or --markdown, stdout carries only that; the per-case lines go to stderr.
     console = _Console(stderr=as_json or markdown, highlight=False)
     if not as_json:
         header = run_header(user_player(settings.models), settings.models.judge_model)
         console.print(header, highlight=False, soft_wrap=True, markup=False)
     # The planned total is known only once the suite is loaded: the run reports it via on_start.
-    reporter = ConsoleReporter(console, total=0, iterations=iterations, progress=progress and not as_json)
+    reporter = ConsoleReporter(
+        console, total=0, iterations=iterations, progress=progress and not as_json, redactor=redactor
+    )
+    interrupts = Interrupts()
 
     def on_result(result: CaseResult) -> None:
         if not as_json:
             reporter.case_done(result)
 
     async def main() -> RunSummary:
-        with reporter:
-            return await run_and_report(settings, on_result=on_result, on_start=reporter.set_total)
+        # Signals are counted from here to the end of the reports (see harness/interrupts.py).
+        async with interrupts.watching():
+            with reporter:
+                return await run_and_report(
+                    settings,
+                    on_result=on_result,
+                    on_start=reporter.set_total,
+                    on_leftovers=reporter.leftovers_found,
+                    interrupts=interrupts,
+                    redactor=redactor,
+                )
 
     prepare_process()
     summary = anyio.run(main)
     out = _Console(stderr=False, highlight=False)
-    sys.exit(
-        finish(
-            options,
-            summary,
-            Path(summary.output_dir) / JOURNAL_NAME,
-            out=out,
-            err=_Console(stderr=True, highlight=False),
-            as_json=as_json,
-            print_summary=lambda: _emit_summary(summary, as_json=as_json, console=out),
-            secrets=secrets_of(os.environ, [password, _secret(settings.models.api_key)]),
-        )
+    code = finish(
+        options,
+        summary,
+        Path(summary.output_dir) / JOURNAL_NAME,
+        out=out,
+        err=_Console(stderr=True, highlight=False),
+        as_json=as_json,
+        print_summary=lambda: _emit_summary(summary, as_json=as_json, console=out, redactor=redactor),
+        secrets=secrets_of(os.environ, [password, _secret(settings.models.api_key)]),
     )
+    sys.exit(130 if interrupts.interrupted else code)
 
 
 @click.command()
@@ -391,6 +412,9 @@ def report(
     """
     options = ResultOptions(baseline, alpha, markdown, langsmith_experiment, langsmith_dataset)
     options.preflight(os.environ)
+    redactor = command_redactor()
+    if output_dir is not None and output_dir.exists() and not output_dir.is_dir():
+        raise ConfigError(f"--output-dir {str(output_dir)!r} is a file, not a directory; name a directory")
     err = _Console(stderr=True, highlight=False)
     if merge:
         from threadcase.report.derived import merge_and_report
@@ -405,7 +429,7 @@ def report(
         if allow_mixed:
             raise ConfigError("--allow-mixed applies only with --merge")
         journal = journal_path(runs[0])
-        summary = rebuild_reports(journal, output_dir)
+        summary = rebuild_reports(journal, output_dir, redactor=redactor)
     out = _Console(highlight=False)
     sys.exit(
         finish(
@@ -415,7 +439,7 @@ def report(
             out=out,
             err=err,
             as_json=as_json,
-            print_summary=lambda: _emit_summary(summary, as_json=as_json, console=out),
+            print_summary=lambda: _emit_summary(summary, as_json=as_json, console=out, redactor=redactor),
             secrets=secrets_of(os.environ),
         )
     )

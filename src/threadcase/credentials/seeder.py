@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.lowlevel
 from pydantic import BaseModel, ConfigDict
 
 from threadcase._util.fanout import fan_out
@@ -90,6 +91,8 @@ class CredentialSeeder:
         self.leftovers: list[str] = []
         """Ids cleanup could not delete (reported by the runner; never retried silently)."""
         self._deleted: list[str] = []
+        self.failures: dict[str, str] = {}
+        """Credential id -> why its delete failed (the run reports it as a leftover)."""
         for token in self._environ.values():
             if token:
                 client.add_secret(token)
@@ -173,7 +176,7 @@ class CredentialSeeder:
             with anyio.CancelScope(shield=True), anyio.move_on_after(seconds) as scope:
                 await fan_out(list(self.seeded), self._delete_one, limit=4)
             if scope.cancelled_caught:
-                _log.warning("credential cleanup stopped after %.0f s", seconds)
+                _log.debug("credential cleanup stopped after %.0f s", seconds)
         deleted = set(self._deleted)
         self.leftovers = [c.id for c in self.seeded if c.id not in deleted]
         self.seeded = [c for c in self.seeded if c.id not in deleted]
@@ -206,12 +209,16 @@ class CredentialSeeder:
         description: str | None = None,
     ) -> SeededCredential:
         name = self._unique_name(base_name)
-        summary = await self._client.create_credential(
-            name=name, type=template.type, data=dict(data), description=description
-        )
-        credential = SeededCredential(id=summary.id, name=name, type=template.type, working=working)
-        # Tracked before anything else can fail, so cleanup always knows about it.
-        self.seeded.append(credential)
+        # Shielded: a Ctrl-C while the request is in flight must not lose the answer, or the credential
+        # the instance created would be on it with nobody knowing its id. (Bounded by the call's timeout.)
+        with anyio.CancelScope(shield=True):
+            summary = await self._client.create_credential(
+                name=name, type=template.type, data=dict(data), description=description
+            )
+            credential = SeededCredential(id=summary.id, name=name, type=template.type, working=working)
+            # Tracked before anything else can fail, so cleanup always knows about it.
+            self.seeded.append(credential)
+        await anyio.lowlevel.checkpoint_if_cancelled()
         if working:
             self._bypass.append(credential.id)
         _log.debug("created credential %s (%s, %s)", credential.id, credential.type, name)
@@ -225,6 +232,7 @@ class CredentialSeeder:
         try:
             await self._client.delete_credential(credential.id)
         except InstanceError as exc:
-            _log.warning("could not delete credential %s: %s", credential.id, exc)
+            _log.debug("could not delete credential %s: %s", credential.id, exc)
+            self.failures[credential.id] = str(exc)
             return
         self._deleted.append(credential.id)

@@ -48,6 +48,7 @@ Routes (``/rest/instance-ai`` = ``AI``):
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -62,11 +63,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent
 from threadcase.demo_instance.apierror import ApiError, error_response
+from threadcase.demo_instance.bodies import BodyLimit
 from threadcase.demo_instance.faults import FaultMiddleware
 from threadcase.demo_instance.platform import AUTH_COOKIE, Platform, ok, parse_body
 from threadcase.demo_instance.settings import MISBEHAVIOURS, DemoSettings
 
 __all__ = ["create_app"]
+
+_log = logging.getLogger("threadcase.demo")
 
 
 class _Login(BaseModel):
@@ -120,8 +124,10 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        # A bug, not a client mistake: still one JSON line, never a traceback on the wire.
-        message = f"internal error in the demo instance: {type(exc).__name__}: {exc}"
+        # A bug, not a client mistake: one fixed JSON line. The exception's text (paths, values, whatever
+        # the request carried) stays in the server's debug log, never on the wire.
+        _log.debug("unexpected failure on %s %s", request.method, request.url.path, exc_info=exc)
+        message = "internal error in the demo instance (a bug: run it with debug logging to see it)"
         return JSONResponse({"code": 500, "message": message}, status_code=500)
 
     @app.get("/healthz")
@@ -163,6 +169,8 @@ def create_app(settings: DemoSettings | None = None, *, agent: BuilderAgent | No
     app.include_router(routes_executions.router)
     if platform.faults is not None:
         app.add_middleware(FaultMiddleware, injector=platform.faults)
+    # Outermost: an oversized body is refused before anything else looks at the request.
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     return app
 
 

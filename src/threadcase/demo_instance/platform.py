@@ -9,7 +9,6 @@ small helpers every route uses: who is calling (:meth:`Platform.user`), whose th
 from __future__ import annotations
 
 import hashlib
-import json
 import secrets
 import sqlite3
 import uuid
@@ -23,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from threadcase.demo_instance.agent.protocol import BuilderAgent
 from threadcase.demo_instance.apierror import ApiError, validation_message
+from threadcase.demo_instance.bodies import decode_json
 from threadcase.demo_instance.events import EventHub, fast_json, utc_now
 from threadcase.demo_instance.faults import FaultInjector
 from threadcase.demo_instance.runs import RunManager
@@ -219,7 +219,8 @@ def _auth_token(request: Request) -> str:
 
 
 async def parse_body(request: Request, model: type[M], what: str, *, direct: bool = False) -> M:
-    """The request body validated with ``model``; a bad body is a 422 naming the field and value.
+    """The request body validated with ``model``: malformed JSON is a 400 (:func:`.bodies.decode_json`), a
+    valid body that breaks the model a 422 naming the field and value.
 
     ``direct``: validate the bytes as JSON in one step (pydantic's parser), for models of plain JSON
     fields (str, int, bool, lists, dicts, literals: the hot routes' bodies), where that gives the same
@@ -232,10 +233,7 @@ async def parse_body(request: Request, model: type[M], what: str, *, direct: boo
             return model.model_validate_json(raw)
         except ValidationError:
             pass
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ApiError(422, f"invalid {what}: the body is not JSON ({exc.msg} at position {exc.pos})") from None
+    data = decode_json(raw, what)  # malformed JSON of any kind: a one-line 400
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
 from threadcase.demo_instance.apierror import ApiError
+from threadcase.demo_instance.bodies import decode_json
 from threadcase.demo_instance.events import SSEResponse, utc_now
 from threadcase.demo_instance.platform import Platform, ok, ok_plain, parse_body, parse_misbehaviours
 from threadcase.wire import ChatRequest, CreateThreadRequest
@@ -239,11 +239,7 @@ async def confirm(request_id: str, request: Request) -> JSONResponse:
     """Answer a widget (``confirmation-request``) with a kind-tagged body."""
     platform = _platform(request)
     user = platform.user(request)
-    raw = await request.body()
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ApiError(422, f"invalid confirm body: the body is not JSON ({exc.msg})") from None
+    data = decode_json(await request.body(), "confirm body")
     platform.runs.confirm(request_id, data, user_id=user.id)
     return ok({"ok": True})
 

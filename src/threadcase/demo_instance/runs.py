@@ -38,6 +38,7 @@ from threadcase.demo_instance.memory import (
     observe,
     visible_tokens,
 )
+from threadcase.demo_instance.offload import heavy_turn, run_turn_off_loop
 from threadcase.demo_instance.settings import DemoSettings
 from threadcase.demo_instance.storage import Store
 from threadcase.demo_instance.tools import TOOL_SCHEMAS, ToolError, ToolScope, run_tool
@@ -319,6 +320,8 @@ class RunManager:
         self.store = store
         self.hub = hub
         self._agent = agent
+        self._builtin_agent = agent is None
+        """The rule-based agent awaits nothing but its context, so a long turn of it can compute off the loop."""
         self.tracer = tracer
         self.active: dict[str, ActiveRun] = {}
         self.waiters: dict[str, Waiter] = {}
@@ -558,7 +561,12 @@ class RunManager:
                 run.scope = scope
                 if run.cancel_requested:
                     scope.cancel()
-                await self.agent()(turn, ctx)
+                agent = self.agent()
+                if self._builtin_agent and heavy_turn(turn):
+                    # A long message: parsing it must not hold up every other request (see offload.py).
+                    await run_turn_off_loop(agent, turn, ctx)
+                else:
+                    await agent(turn, ctx)
             if scope.cancelled_caught:
                 status, reason = "cancelled", "cancelled by the user"
             else:

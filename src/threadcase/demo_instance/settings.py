@@ -26,6 +26,9 @@ class DemoConfigError(ValueError):
 DEFAULT_EMAIL = "owner@threadcase.dev"
 DEFAULT_PASSWORD = "threadcase-demo"  # a published demo default, printed at start
 
+DEFAULT_MAX_BODY_BYTES = 16 * 2**20
+"""The largest request body the demo instance reads: 16 MiB, n8n's own default (``N8N_PAYLOAD_SIZE_MAX``)."""
+
 MISBEHAVIOURS: frozenset[str] = frozenset(
     {
         "caves-under-pressure",
@@ -82,6 +85,9 @@ class DemoSettings(BaseModel):
     """Interval of the SSE heartbeat comment lines."""
     memory_task_seconds: float = Field(default=0.05, ge=0)
     """How long a memory (observer) task stays ``running``; clients must wait for it."""
+    max_body_bytes: int = Field(default=DEFAULT_MAX_BODY_BYTES, ge=1024)
+    """Largest request body accepted (``THREADCASE_DEMO_MAX_BODY_BYTES``); a larger one is answered 413
+    before it is read."""
 
     @field_validator("misbehave", mode="before")
     @classmethod
@@ -132,6 +138,7 @@ class DemoSettings(BaseModel):
             "trace_project": "THREADCASE_DEMO_TRACE_PROJECT",
             "trace_endpoint": "THREADCASE_DEMO_TRACE_ENDPOINT",
             "trace_api_key": "THREADCASE_DEMO_TRACE_API_KEY",
+            "max_body_bytes": "THREADCASE_DEMO_MAX_BODY_BYTES",
         }
         values: dict[str, object] = {}
         for field, var in names.items():

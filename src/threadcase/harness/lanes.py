@@ -192,6 +192,9 @@ class LanePool:
         self.peak = 0
         """Most conversations that ran at once (never above ``concurrency``)."""
         self.peak_admitted = 0
+        self.on_conversation: Callable[[], None] | None = None
+        """Called in the case's own task the moment it takes a conversation slot (the runner uses it to
+        tell running conversations from cases still setting up when it is interrupted)."""
         self._housekeeping: dict[int, _Housekeeping] = {}
         for index, lane in enumerate(self.lanes):
             lane.index = index
@@ -327,6 +330,8 @@ class _ConversationSlot:
 
     async def __aenter__(self) -> None:
         await self._pool._take_slot(self._lane, self._key)
+        if self._pool.on_conversation is not None:
+            self._pool.on_conversation()
 
     async def __aexit__(self, *_exc: object) -> None:
         self._pool._end_conversation(self._lane, self._key)

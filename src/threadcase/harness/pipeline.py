@@ -21,7 +21,7 @@ import secrets
 import time
 import traceback
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -37,7 +37,10 @@ from threadcase.grading.execution import declared_scenario_tables, prepare_scena
 from threadcase.grading.stored_executions import RecordingScenarioClient
 from threadcase.harness.conversation import Budgets, converse
 from threadcase.harness.lanes import Lane, LanePool
+from threadcase.harness.ledger import CaseLedger, RunLedger
 from threadcase.instance import EventSubscription, InstanceClient
+from threadcase.instance.deletion import delete_resource
+from threadcase.leftovers import ResourceKind
 from threadcase.models import ModelSettings, ModelUsage
 from threadcase.records import RunRecord, SeedOutcome, created_ids, utc_now
 from threadcase.seeds.inline import InstanceSnapshot, RestoredSeed, cleanup_created, restore_inline_seed
@@ -56,6 +59,7 @@ __all__ = [
     "LaneResources",
     "PipelineConfig",
     "WorkItem",
+    "calls_in_messages",
     "created_ids",
     "run_case",
 ]
@@ -118,6 +122,10 @@ class PipelineConfig:
     misbehaviour on per thread with ``demoMisbehave``, so several controls share one instance)."""
     debug: bool = False
     """Record each error's traceback (``THREADCASE_DEBUG=1``), redacted."""
+    ledger: RunLedger | None = None
+    """The run's ledger of what is on the instances (see :mod:`.ledger`); None = leftovers are not reported."""
+    retry_pause_seconds: float = 0.5
+    """Pause before cleanup's second sweep over what its first one could not delete."""
 
 
 def _deadline(config: PipelineConfig, item: WorkItem) -> float:
@@ -184,6 +192,27 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
         mode=case.mode,
     )
     credentials = CredentialSeeder(client, environ=config.environ)
+    ledger = CaseLedger(
+        lane=lane.base_url,
+        project_id=resources.project_id,
+        case_slug=loaded.slug,
+        iteration=item.iteration,
+        keep=resources.preexisting,
+        credentials_only=config.keep_artifacts,
+    )
+    ledger.watch(lambda: [("credential", c.id) for c in credentials.seeded])
+    # Read at the moment the ledger is asked: mid-conversation, what the agent has built so far.
+    ledger.watch(lambda: _kinds(created_ids(_calls_in_turns(record.live_turns))))
+    if config.ledger is not None:
+        config.ledger.open(ledger)
+
+    async def reconcile() -> None:
+        await client.cancel(thread_id)
+        messages = await client.thread_messages(thread_id)
+        for kind, resource_id in _kinds(created_ids(calls_in_messages(m for m in messages if not m.seeded))):
+            ledger.add(kind, resource_id)
+
+    ledger.reconcile = reconcile
     seed: RestoredSeed | None = None
     thread_created = False
     settled = False
@@ -196,6 +225,10 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
 
     def housekeeping() -> contextlib.AbstractAsyncContextManager[Any]:
         return pool.housekeeping(lane) if pool is not None else contextlib.nullcontext()
+
+    def creating() -> contextlib.AbstractAsyncContextManager[Any]:
+        # A restore or a table creation in flight when an interrupt lands must still record its ids.
+        return config.ledger.creating() if config.ledger is not None else contextlib.nullcontext()
 
     slot_wait = 0.0
     try:
@@ -215,6 +248,7 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
                     # Set before the call: a Ctrl-C while the request is in flight may still have created
                     # it, and deleting a thread that does not exist is harmless.
                     thread_created = True
+                    ledger.add("thread", thread_id)
                     await client.create_thread(thread_id, resources.project_id, source_context=source_context)
                     if case.seed is None and not declared_scenario_tables(case):
                         # Only the credential pin happens on the thread before the first message, so the
@@ -222,34 +256,40 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
                         events = await streams.enter_async_context(
                             client.subscribe(thread_id, connect_in_background=True)
                         )
-                    await credentials.seed(thread_id, list(case.credentials))
+                    async with creating():
+                        await credentials.seed(thread_id, list(case.credentials))
                     # Before the build, so the agent can find the scenario's table and bind its real id.
-                    scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
+                    async with creating():
+                        scenario_tables = await prepare_scenario_tables(client, case, thread_id=thread_id)
+                    for table_id in scenario_tables:
+                        ledger.add("data_table", table_id)
                     if case.seed is not None:
                         snapshot = resources.snapshot or InstanceSnapshot(project_id=resources.project_id)
                         try:
-                            if case.seed.mode == "inline":
-                                seed = await restore_inline_seed(
-                                    client,
-                                    case.seed,
-                                    thread_id=thread_id,
-                                    project_id=resources.project_id,
-                                    run_suffix=run_suffix,
-                                    snapshot=snapshot,
-                                )
-                            else:
-                                from threadcase.seeds.replay import restore_replay_seed
+                            async with creating():
+                                if case.seed.mode == "inline":
+                                    seed = await restore_inline_seed(
+                                        client,
+                                        case.seed,
+                                        thread_id=thread_id,
+                                        project_id=resources.project_id,
+                                        run_suffix=run_suffix,
+                                        snapshot=snapshot,
+                                    )
+                                else:
+                                    from threadcase.seeds.replay import restore_replay_seed
 
-                                seed, live_opening = await restore_replay_seed(
-                                    client,
-                                    case.seed,
-                                    thread_id=thread_id,
-                                    project_id=resources.project_id,
-                                    run_suffix=run_suffix,
-                                    snapshot=snapshot,
-                                    replay_dir=config.replay_dir,
-                                )
-                            record.seed = seed.outcome
+                                    seed, live_opening = await restore_replay_seed(
+                                        client,
+                                        case.seed,
+                                        thread_id=thread_id,
+                                        project_id=resources.project_id,
+                                        run_suffix=run_suffix,
+                                        snapshot=snapshot,
+                                        replay_dir=config.replay_dir,
+                                    )
+                                record.seed = seed.outcome
+                                ledger.watch(lambda: _seed_ids(seed))
                         except (SeedingError, ReplayError) as exc:
                             # A premise of the case, not a crash: graded below, every unit not judged with the reason.
                             seed_failed = True
@@ -304,7 +344,13 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
     except RunError as exc:
         error = _error_info(exc, debug=config.debug, redact=client.redactor.text)
     except anyio.get_cancelled_exc_class():
-        await _cleanup(client, resources, config, record, seed, credentials, thread_created, scenario_tables)
+        try:
+            await _cleanup(
+                client, resources, config, record, seed, credentials, ledger, thread_created, scenario_tables
+            )
+        finally:
+            if config.ledger is not None:
+                config.ledger.close(ledger, interrupted=True, reason=_GAVE_UP.format(config.cleanup_seconds))
         raise
     except Exception as exc:  # a bug or an unexpected answer in one case must not stop the others
         # The result carries type and message; the traceback is for whoever turns on debug logging,
@@ -314,10 +360,23 @@ async def run_case(item: WorkItem, lane: Lane, config: PipelineConfig, pool: Lan
     # Shielded with its wait for the gate (bounded by the gate's patience): a Ctrl-C while a finished case
     # waits its turn to clean up must not skip the clean-up.
     with anyio.CancelScope(shield=True):
-        async with housekeeping():
-            await _cleanup(
-                client, resources, config, record, seed, credentials, thread_created, scenario_tables, settled
-            )
+        try:
+            async with housekeeping():
+                await _cleanup(
+                    client,
+                    resources,
+                    config,
+                    record,
+                    seed,
+                    credentials,
+                    ledger,
+                    thread_created,
+                    scenario_tables,
+                    settled,
+                )
+        finally:
+            if config.ledger is not None:
+                config.ledger.close(ledger, reason=_GAVE_UP.format(config.cleanup_seconds))
     finished = utc_now()
     return CaseResult(
         run_id=config.run_id,
@@ -356,6 +415,36 @@ def _model_usage(record: RunRecord, grading: Mapping[str, ModelUsage]) -> dict[s
     return {role: used for role, used in usage.items() if used.calls}
 
 
+_GAVE_UP = "cleanup gave up after {:.0f} s before deleting it"
+
+_KIND_OF: dict[str, ResourceKind] = {
+    "workflow": "workflow",
+    "table": "data_table",
+    "agent": "agent",
+    "folder": "folder",
+}
+
+
+def _kinds(found: dict[str, set[str]]) -> list[tuple[ResourceKind, str]]:
+    """:func:`created_ids`' answer as (leftover kind, id) pairs."""
+    return [(_KIND_OF[kind], resource_id) for kind, ids in found.items() for resource_id in ids]
+
+
+def _seed_ids(seed: RestoredSeed | None) -> list[tuple[ResourceKind, str]]:
+    """What a seed restore created and cleanup has not deleted yet (its lists shrink as it deletes)."""
+    if seed is None:
+        return []
+    created = seed.created
+    kinds: list[tuple[ResourceKind, list[str]]] = [
+        ("agent", created.agent_ids),
+        ("workflow", created.workflow_ids),
+        ("data_table", created.data_table_ids),
+        ("folder", created.folder_ids),
+        ("project", created.project_ids),
+    ]
+    return [(kind, resource_id) for kind, ids in kinds for resource_id in ids]
+
+
 _SETTLED = frozenset({"done", "script-exhausted", "budget", "single-prompt"})
 """Conversation endings after which no run is left going on the instance."""
 
@@ -364,7 +453,8 @@ def _calls_in_turns(turns: Iterable[Any]) -> list[tuple[str, Any, Any]]:
     return [(c.tool_name, c.args, c.result) for t in turns for c in t.tool_calls if c.error is None]
 
 
-def _calls_in_messages(messages: Iterable[Any]) -> list[tuple[str, Any, Any]]:
+def calls_in_messages(messages: Iterable[Any]) -> list[tuple[str, Any, Any]]:
+    """``(tool name, input, output)`` of every finished tool call in a thread's stored messages."""
     calls = []
     for message in messages:
         for block in message.blocks:
@@ -380,6 +470,7 @@ async def _cleanup(
     record: RunRecord,
     seed: RestoredSeed | None,
     credentials: CredentialSeeder,
+    ledger: CaseLedger,
     thread_created: bool,
     scenario_tables: list[str],
     settled: bool = False,
@@ -387,63 +478,81 @@ async def _cleanup(
     """Delete everything this case-iteration created; ``settled`` = the conversation ended normally.
 
     A settled conversation's record already names everything the agent made (its tool calls and the
-    collected artifacts), so the extra stock-taking an interrupted one needs is skipped.
+    collected artifacts), so the extra stock-taking an interrupted one needs is skipped. What a first
+    sweep could not delete gets a second try after a short pause; what is still there after that is
+    in ``ledger`` with the reason, for the run to report.
     """
     # Shielded so Ctrl-C cannot interrupt it half way; bounded so a dead instance cannot hang the exit
     # (one scope does both: a shield keeps out only cancellation from outside, never its own deadline).
     with anyio.CancelScope(shield=True, deadline=anyio.current_time() + config.cleanup_seconds) as scope:
+        if thread_created and not settled:
+            try:
+                # First of all: an interrupted conversation may have left a run going, and whatever it
+                # builds after the sweep (or after a third Ctrl-C) nobody would know of.
+                await client.cancel(record.thread_id)
+            except Exception as exc:
+                record.warnings.append(f"cleanup: cancel: {exc}")
         try:
             await credentials.cleanup()
         except Exception as exc:
             record.warnings.append(f"cleanup: credentials: {exc}")
-        if config.keep_artifacts:
-            return
-        if seed is not None:
-            try:
-                await cleanup_created(client, seed.created)
-            except Exception as exc:
-                record.warnings.append(f"cleanup: seed: {exc}")
-        found = created_ids(_calls_in_turns(record.live_turns))
-        if thread_created and not settled:
-            try:
-                # An interrupted conversation may have left a run going; stop it before taking stock,
-                # or it could build something after the sweep.
-                await client.cancel(record.thread_id)
-            except Exception as exc:
-                record.warnings.append(f"cleanup: cancel: {exc}")
-            try:
-                messages = await client.thread_messages(record.thread_id)
-                more = created_ids(_calls_in_messages(m for m in messages if not m.seeded))
-                for kind, ids in more.items():
-                    found[kind] |= ids
-            except Exception as exc:
-                record.warnings.append(f"cleanup: could not read thread messages: {exc}")
-        found["table"] |= set(scenario_tables)
-        await _delete_all(client, resources, record, found)
-        if thread_created:
-            try:
-                await client.delete_thread(record.thread_id)
-            except Exception as exc:
-                record.warnings.append(f"cleanup: thread: {exc}")
+        for credential_id, reason in credentials.failures.items():
+            ledger.failed("credential", credential_id, reason)
+        if not config.keep_artifacts:
+            await _sweep(client, resources, config, record, seed, ledger, thread_created, scenario_tables, settled)
+        left = ledger.pending()
+        if left:
+            await anyio.sleep(config.retry_pause_seconds)
+            for kind, resource_id in ledger.pending():
+                await _delete_one(client, ledger, kind, resource_id, record)
     if scope.cancelled_caught:
         record.warnings.append(f"cleanup: gave up after {config.cleanup_seconds:.0f} s; leftovers possible")
 
 
-async def _delete_all(
-    client: InstanceClient, resources: LaneResources, record: RunRecord, found: dict[str, set[str]]
+async def _sweep(
+    client: InstanceClient,
+    resources: LaneResources,
+    config: PipelineConfig,
+    record: RunRecord,
+    seed: RestoredSeed | None,
+    ledger: CaseLedger,
+    thread_created: bool,
+    scenario_tables: list[str],
+    settled: bool,
 ) -> None:
+    """The first sweep: the seed's artifacts, what the agent built, the scenario tables, the thread."""
+    if seed is not None:
+        try:
+            await cleanup_created(client, seed.created)
+        except Exception as exc:
+            record.warnings.append(f"cleanup: seed: {exc}")
+    found = created_ids(_calls_in_turns(record.live_turns))
+    if thread_created and not settled:
+        try:
+            messages = await client.thread_messages(record.thread_id)
+            more = created_ids(calls_in_messages(m for m in messages if not m.seeded))
+            for kind, ids in more.items():
+                found[kind] |= ids
+        except Exception as exc:
+            record.warnings.append(f"cleanup: could not read thread messages: {exc}")
+    found["table"] |= set(scenario_tables)
     keep = resources.preexisting
-    pid = resources.project_id
-    deleters: list[tuple[str, Callable[[str], Awaitable[None]]]] = [
-        ("workflow", client.delete_workflow),
-        ("table", lambda table_id: client.delete_data_table(pid, table_id)),
-        ("agent", lambda agent_id: client.delete_agent(pid, agent_id)),
-        # Folders last: by now the workflows the agent moved into them are gone.
-        ("folder", lambda folder_id: client.delete_folder(pid, folder_id)),
-    ]
-    for kind, delete in deleters:
+    # Folders last: by now the workflows the agent moved into them are gone.
+    for kind in ("workflow", "table", "agent", "folder"):
         for resource_id in sorted(found[kind] - keep):
-            try:
-                await delete(resource_id)
-            except Exception as exc:
-                record.warnings.append(f"cleanup: {kind} {resource_id}: {exc}")
+            ledger.add(_KIND_OF[kind], resource_id)
+            await _delete_one(client, ledger, _KIND_OF[kind], resource_id, record)
+    if thread_created:
+        await _delete_one(client, ledger, "thread", record.thread_id, record)
+
+
+async def _delete_one(
+    client: InstanceClient, ledger: CaseLedger, kind: ResourceKind, resource_id: str, record: RunRecord
+) -> None:
+    try:
+        await delete_resource(client, kind, resource_id, ledger.project_id)
+    except Exception as exc:
+        ledger.failed(kind, resource_id, f"delete failed: {exc}")
+        record.warnings.append(f"cleanup: {kind} {resource_id}: {exc}")
+        return
+    ledger.gone(kind, resource_id)

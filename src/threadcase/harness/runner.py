@@ -4,35 +4,46 @@
 :class:`RunSettings`). With no base URL it starts the embedded demo instance in-process on a free
 port with a temporary database and stops it at the end.
 
-Interruption (SIGINT / SIGTERM, or the caller cancelling): no new case starts, running ones are
-cancelled, each cleans up after itself (shielded, bounded), and the reports are written from what
-finished. The journal already holds every finished case-iteration by then.
+Interruption (SIGINT / SIGTERM, counted; see :mod:`.interrupts`): the first lets the running
+conversations finish and starts nothing new, the second stops them, the third exits at once after
+journaling what is left on the instance. Every stopped case-iteration still cleans up after itself
+(shielded, bounded), and the reports are written from what finished. The journal already holds every
+finished case-iteration by then, and a :class:`~threadcase.leftovers.LeftoverReport` for every one
+whose cleanup left something behind.
+
+Every line the run writes passes through one :class:`~threadcase.redaction.Redactor` that knows every
+configured secret (:func:`run_redactor`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import gc
-import signal
-import threading
+import os
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_delay, wait_exponential_jitter
 
 from threadcase._util.fanout import fan_out
 from threadcase.demo_instance.settings import MISBEHAVIOURS
 from threadcase.errors import ConfigError, InstanceError
+from threadcase.harness.interrupts import Interrupts
 from threadcase.harness.journal import JOURNAL_NAME, JournalWriter
 from threadcase.harness.lanes import Lane, LanePool
+from threadcase.harness.ledger import RunLedger
 from threadcase.harness.provenance import hash_cases_cooperatively, run_context
 from threadcase.harness.shard import Shard, select_shard
+from threadcase.leftovers import Leftover, LeftoverReport, describe_leftovers
 from threadcase.models import ModelSettings
+from threadcase.redaction import Redactor, strip_userinfo
 from threadcase.verdicts import CaseHashes, CaseResult, RunContext
 
 if TYPE_CHECKING:
@@ -50,7 +61,9 @@ __all__ = [
     "execute",
     "open_run",
     "prepare_output_dir",
+    "run_redactor",
     "run_suite",
+    "say_left_on_exit",
 ]
 
 # One list, owned by the demo instance (settings only: importing it starts nothing).
@@ -150,53 +163,87 @@ class RunSettings(BaseModel):
 T = TypeVar("T")
 
 
+class _Running:
+    """One case-iteration in :func:`execute`: its cancel scope, and whether its conversation began."""
+
+    __slots__ = ("conversing", "scope")
+
+    def __init__(self) -> None:
+        self.scope = anyio.CancelScope()
+        self.conversing = False
+
+
+_CURRENT: contextvars.ContextVar[_Running | None] = contextvars.ContextVar("threadcase_running", default=None)
+"""The case-iteration the current task runs (read by the pool's conversation hook)."""
+
+
 async def execute(
     items: Sequence[T],
     pool: LanePool,
     worker: Callable[[T, Lane], Awaitable[CaseResult]],
     *,
     key: Callable[[T], str],
-    on_result: Callable[[CaseResult], None] | None = None,
+    on_result: Callable[[CaseResult], object] | None = None,
     handle_signals: bool = True,
+    interrupts: Interrupts | None = None,
 ) -> tuple[list[CaseResult], bool]:
     """Run ``items`` through ``worker`` on the pool's lanes; returns (finished results, interrupted).
 
-    ``on_result`` sees each result the moment it exists (the journal appends there). SIGINT/SIGTERM,
-    when ``handle_signals`` and we are on the main thread, stop the run: nothing new starts, running
-    workers are cancelled (their cleanup is theirs, shielded). A worker holds its lane from admission
-    to its return; the pool's conversation and housekeeping gates are the worker's to pass.
+    ``on_result`` sees each result the moment it exists. ``interrupts``: the run's (see
+    :mod:`.interrupts`); without one, SIGINT/SIGTERM are received here when ``handle_signals`` and we
+    are on the main thread. At the first interrupt nothing new starts and case-iterations that have not
+    begun their conversation are cancelled; at the second the running conversations are cancelled too.
+    A cancelled worker's cleanup is its own (shielded). A worker holds its lane from admission to its
+    return; the pool's conversation and housekeeping gates are the worker's to pass.
     """
     finished: list[CaseResult] = []
-    interrupted = False
+    own = interrupts is None
+    control = interrupts or Interrupts()
+    running: set[_Running] = set()
+
+    def stop(level: int) -> None:
+        for case in list(running):
+            if level >= 2 or not case.conversing:
+                case.scope.cancel()
+
+    def conversation_started() -> None:
+        case = _CURRENT.get()
+        if case is None:
+            return
+        case.conversing = True
+        if control.level:
+            case.scope.cancel()  # it took its slot after the first interrupt: it must not start
 
     async def one(item: T) -> None:
-        async with pool.lease(key(item)) as lane:
-            result = await worker(item, lane)
-        finished.append(result)
-        if on_result is not None:
-            on_result(result)
+        if control.level:
+            return
+        case = _Running()
+        token = _CURRENT.set(case)
+        running.add(case)
+        try:
+            with case.scope:
+                async with pool.lease(key(item)) as lane:
+                    result = await worker(item, lane)
+                finished.append(result)
+                if on_result is not None:
+                    on_result(result)
+        finally:
+            running.discard(case)
+            _CURRENT.reset(token)
 
-    async with anyio.create_task_group() as outer:
-        with anyio.CancelScope() as work_scope:
-            if handle_signals and threading.current_thread() is threading.main_thread():
-
-                async def watch() -> None:
-                    nonlocal interrupted
-                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                        async for _ in signals:
-                            interrupted = True
-                            work_scope.cancel()
-                            return
-
-                outer.start_soon(watch)
+    pool.on_conversation = conversation_started
+    forget = control.on_level(stop)
+    try:
+        watching = control.watching() if own and handle_signals else contextlib.nullcontext(control)
+        async with watching:
             # The pool bounds what runs; the fan-out keeps only a few times that many tasks, so a case
             # blocked on its lane (same case running there) rarely holds back another, and a huge suite
             # does not park thousands of tasks in the pool's admission queue.
             await fan_out(items, one, limit=max(1, min(len(items), 4 * pool.concurrency)))
-        outer.cancel_scope.cancel()
-    if work_scope.cancelled_caught and not interrupted:
-        interrupted = True
-    return finished, interrupted
+    finally:
+        forget()
+        pool.on_conversation = None
+    return finished, control.interrupted
 
 
 @contextlib.asynccontextmanager
@@ -250,6 +297,26 @@ def clients_per_lane(cap: int) -> int:
     return min(MAX_CLIENTS_PER_LANE, max(1, -(-cap // CASES_PER_CLIENT)))
 
 
+LANE_OPEN_PATIENCE = 30.0
+"""Seconds a lane keeps retrying a transient failure (a 503, no answer) while it logs in and takes stock.
+
+Each call already retries a few times; at a 0.4 fault rate one login in forty still outlasted that and
+aborted the whole run. An instance that answers nothing but 503s for this long is not ready."""
+
+
+async def _patiently(call: Callable[[], Awaitable[T]]) -> T:
+    """``call()``, repeated on transient instance failures for up to :data:`LANE_OPEN_PATIENCE` seconds."""
+    async for attempt in AsyncRetrying(
+        stop=stop_after_delay(LANE_OPEN_PATIENCE),
+        wait=wait_exponential_jitter(multiplier=0.25, max=2.0, jitter=0.25),
+        retry=retry_if_exception(lambda exc: isinstance(exc, InstanceError) and exc.transient),
+        reraise=True,
+    ):
+        with attempt:
+            return await call()
+    raise AssertionError("unreachable: tenacity re-raises the last failure")  # pragma: no cover
+
+
 async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, password: str, cap: int) -> LaneResources:
     """Log in to one instance (a few clients, see :data:`CASES_PER_CLIENT`) and note what pre-exists."""
     from threadcase.harness.pipeline import LaneResources
@@ -261,16 +328,18 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     if not healthy:
         await first.aclose()
         raise InstanceError(
-            f"instance not ready at {url} (GET /healthz/readiness): start it or fix --base-url",
+            f"instance not ready at {first.base_url} (GET /healthz/readiness): start it or fix --base-url",
             method="GET",
             path="/healthz/readiness",
         )
+    stack.push_async_callback(first.aclose)
     try:
-        client = await stack.enter_async_context(first)
+        await _patiently(first.login)
     except InstanceError as exc:
-        if exc.status in (401, 403):
-            raise ConfigError(f"login to {url} refused for {email!r}: check --email / --password") from None
+        if exc.status in (400, 401, 403):
+            raise ConfigError(f"login to {first.base_url} refused for {email!r}: check --email / --password") from None
         raise
+    client = first
     # One registry per lane: a claim made through any client protects the artifact, and what one client
     # learnt of the instance (it has no memory route) no other client asks again.
     claims, features = first.claims, first.features
@@ -281,7 +350,7 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
     for other in more:
         stack.push_async_callback(other.aclose)
 
-    project = await client.personal_project()
+    project = await _patiently(client.personal_project)
     snapshots: list[InstanceSnapshot] = []
     credential_ids: set[str] = set()
 
@@ -293,7 +362,7 @@ async def _open_lane(stack: contextlib.AsyncExitStack, url: str, email: str, pas
 
     async def step(call: Callable[[], Awaitable[None]]) -> InstanceError | None:
         try:
-            await call()
+            await _patiently(call)
         except InstanceError as exc:
             return exc
         return None
@@ -366,7 +435,9 @@ async def _load_while_opening(
             for url in urls:
                 if load_failure:
                     break  # the run is over before it began: no more logins
-                lane = Lane(url, cap=cap)
+                # The lane (and everything recorded about it) goes by the URL without userinfo; the
+                # clients still get the whole URL, and send its userinfo as basic auth.
+                lane = Lane(strip_userinfo(url), cap=cap)
                 lane.state["resources"] = await _open_lane(stack, url, email, password, cap)
                 lanes.append(lane)
         except Exception as exc:
@@ -395,6 +466,17 @@ def prepare_output_dir(path: Path) -> Path:
             f"--output-dir {str(path)!r} already holds a run's journal; choose another directory "
             "(threadcase report JOURNAL rebuilds the reports of that run)"
         )
+    try:
+        # Created now, empty: a directory we may not write to must stop the run before any case runs,
+        # not when the first result has nowhere to go.
+        journal.touch()
+        probe = path / ".threadcase-write-test"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise ConfigError(
+            f"--output-dir {str(path)!r}: cannot write there ({exc.strerror or exc}); choose a writable directory"
+        ) from None
     return path
 
 
@@ -434,6 +516,23 @@ def prepare_process() -> None:
     gc.set_threshold(10_000, 10, 10)
 
 
+def run_redactor(settings: RunSettings, environ: Mapping[str, str] | None = None) -> Redactor:
+    """The run's one redactor: every secret the settings and the environment configure.
+
+    The instance password, the userinfo of every base URL and of the model endpoint, the model API key,
+    and every secret-looking environment variable (``EVAL_*``, ``*_API_KEY``, ``*PASSWORD*``, ...; see
+    :func:`threadcase.redaction.secret_values`).
+    """
+    redactor = Redactor.from_environment(os.environ if environ is None else environ)
+    if settings.password is not None:
+        redactor.add(settings.password.get_secret_value())
+    if settings.models.api_key is not None:
+        redactor.add(settings.models.api_key.get_secret_value())
+    for url in [*settings.base_urls, settings.models.base_url]:
+        redactor.add_url(url)
+    return redactor
+
+
 @dataclasses.dataclass(frozen=True)
 class RunOutcome:
     """What :func:`run_suite` ran and recorded: the results in journal order, and what the reports name."""
@@ -443,9 +542,28 @@ class RunOutcome:
     suite: Path
     output_dir: Path
     base_urls: list[str]
-    """The lanes given with ``--base-url`` ([] for the embedded demo instance)."""
+    """The lanes given with ``--base-url`` ([] for the embedded demo instance), without userinfo."""
     planned: int
     interrupted: bool
+    leftovers: list[Leftover] = dataclasses.field(default_factory=list)
+    """What the run could not delete from the instances (also in the journal)."""
+    redactor: Redactor = dataclasses.field(default_factory=Redactor)
+    """The run's redactor: whatever else is written about the run passes through it too."""
+
+
+_EXIT_REASON = "the run exited at the third interrupt before deleting it"
+
+
+def say_left_on_exit(
+    interrupts: Interrupts, redactor: Redactor, left: Sequence[Leftover], journal: Path | None = None
+) -> None:
+    """The third interrupt's last words: every id left on the instance, per kind, and where they are recorded."""
+    what = describe_leftovers(left, limit=len(left)) if left else "nothing"
+    interrupts.say(redactor.text(f"threadcase: exiting now; left on the instance: {what}"))
+    if left and journal is not None:
+        interrupts.say(
+            redactor.text(f"threadcase: recorded in {journal}; `threadcase cleanup --journal {journal}` deletes them")
+        )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -519,8 +637,8 @@ async def open_run(settings: RunSettings) -> AsyncIterator[OpenRun]:
             suite=suite,
             cases=cases,
             output_dir=output_dir,
-            base_urls=[] if not settings.base_urls else urls,
-            lane_urls=urls,
+            base_urls=[] if not settings.base_urls else [strip_userinfo(url) for url in urls],
+            lane_urls=[strip_userinfo(url) for url in urls],
             hashes=hashes,
             context=context,
             config=config,
@@ -533,42 +651,66 @@ async def run_suite(
     *,
     on_result: Callable[[CaseResult], None] | None = None,
     on_start: Callable[[int], None] | None = None,
+    on_leftovers: Callable[[LeftoverReport], None] | None = None,
+    interrupts: Interrupts | None = None,
+    redactor: Redactor | None = None,
 ) -> RunOutcome:
     """Run the selected cases × iterations, appending each result to the journal as it finishes.
 
     Raises ``UsageError`` (bad suite, flag or case file: exit 2) before any case runs, and
     ``InstanceError`` when no lane is reachable (exit 3) (see :func:`open_run`). Everything that fails
     inside a case is a recorded result. ``on_start`` gets the planned number of case-iterations once
-    the suite is loaded; ``on_result`` each result as it is journaled. The reports are
-    :func:`threadcase.report.run_and_report`'s.
+    the suite is loaded; ``on_result`` each result as it is journaled (redacted); ``on_leftovers`` each
+    report of what a case-iteration's cleanup left on the instance. ``interrupts``: the caller's (the
+    CLI's, watching the whole command); None = signals are received for the duration of this call.
+    ``redactor``: None = :func:`run_redactor`. The reports are :func:`threadcase.report.run_and_report`'s.
     """
     from threadcase.harness.pipeline import WorkItem, run_case
 
-    async with open_run(settings) as opened:
+    redactor = redactor or run_redactor(settings)
+    own_interrupts = interrupts is None
+    interrupts = interrupts or Interrupts()
+    async with contextlib.AsyncExitStack() as stack:
+        if own_interrupts:
+            await stack.enter_async_context(interrupts.watching())
+        opened = await stack.enter_async_context(open_run(settings))
+        ledger = RunLedger(opened.run_id)
+        config = dataclasses.replace(opened.config, ledger=ledger)
         items = [WorkItem(case=c, iteration=i) for i in range(settings.iterations) for c in opened.cases]
         if on_start is not None:
             on_start(len(items))
-        with JournalWriter(opened.output_dir / JOURNAL_NAME) as journal:
+        journal_path = opened.output_dir / JOURNAL_NAME
+        with JournalWriter(journal_path, redactor) as journal:
 
-            def record(result: CaseResult) -> None:
+            def leftovers_found(report: LeftoverReport) -> None:
+                journal.append_line(report)
+                if on_leftovers is not None:
+                    on_leftovers(report)
+
+            ledger.on_report = leftovers_found
+
+            def exit_now() -> None:
+                say_left_on_exit(interrupts, redactor, ledger.abort(_EXIT_REASON), journal_path)
+
+            async def worker(item: WorkItem, lane: Lane) -> CaseResult:
+                result = await run_case(item, lane, config, opened.pool)
                 # Stamped here, where the whole run is known: a journal line alone can then be
                 # re-graded, merged with its sibling shards and compared.
                 result.case_hashes = opened.hashes.get(result.case_slug)
                 result.run_context = opened.context
-                journal.append(result)
-                if on_result is not None:
-                    on_result(result)
+                # Journaled (redacted) the moment it exists; everything after sees the redacted result.
+                return journal.append(result)
 
-            async def worker(item: WorkItem, lane: Lane) -> CaseResult:
-                return await run_case(item, lane, opened.config, opened.pool)
-
-            results, interrupted = await execute(
-                items,
-                opened.pool,
-                worker,
-                key=lambda item: item.key,
-                on_result=record,
-            )
+            forget_exit = interrupts.on_exit(exit_now)
+            forget_settle = interrupts.on_settle(ledger.settle)
+            try:
+                results, _ = await execute(
+                    items, opened.pool, worker, key=lambda item: item.key, on_result=on_result, interrupts=interrupts
+                )
+            finally:
+                forget_exit()
+                forget_settle()
+                ledger.on_report = None
     return RunOutcome(
         results=results,
         run_id=opened.run_id,
@@ -576,5 +718,7 @@ async def run_suite(
         output_dir=opened.output_dir,
         base_urls=opened.base_urls,
         planned=len(items),
-        interrupted=interrupted,
+        interrupted=interrupts.interrupted,
+        leftovers=ledger.leftovers(),
+        redactor=redactor,
     )

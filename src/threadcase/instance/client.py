@@ -8,6 +8,7 @@ every failure into :class:`InstanceError` with method, path, status and a short 
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import logging
@@ -19,7 +20,7 @@ from collections import Counter
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any, TypeVar
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import httpx
 from pydantic import BaseModel, ValidationError
@@ -32,6 +33,7 @@ from threadcase.instance.redact import Redactor, environment_secrets
 from threadcase.instance.retry import CallKind, RetryableStatus, RetryPolicy, retryable_status, should_retry
 from threadcase.instance.sse import EventSubscription
 from threadcase.records import AgentArtifact
+from threadcase.redaction import strip_userinfo
 
 __all__ = ["InstanceClient"]
 
@@ -64,6 +66,15 @@ def _q(segment: str) -> str:
         # delete of folder ".." would go to the project itself.
         raise InstanceError(f"{segment!r} is not an id; refusing to build a path from it")
     return quote(segment, safe="")
+
+
+def _basic_auth(url: str) -> str | None:
+    """The ``Authorization: Basic`` value of a URL's userinfo (``https://user:pw@host``), if it has one."""
+    userinfo = httpx.URL(url.strip()).userinfo
+    if not userinfo:
+        return None
+    user, _, password = userinfo.decode("ascii", "replace").partition(":")
+    return "Basic " + base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
 
 
 def _json_bytes(body: Any) -> bytes:
@@ -106,12 +117,16 @@ class InstanceClient:
         claims: Counter[str] | None = None,
         features: InstanceFeatures | None = None,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.redactor = Redactor([password, *environment_secrets(os.environ), *secrets], provider_keys=True)
+        self.redactor.add_url(base_url)
+        # Userinfo in the URL (a proxy in front of the instance wants basic auth) becomes a header: the
+        # URL itself is kept, shown and recorded without it.
+        self._basic_auth = _basic_auth(base_url)
+        self.base_url = strip_userinfo(base_url.strip()).rstrip("/")
         self.email = email
         self._password = password
         self.timeouts = timeouts or ClientTimeouts()
         self.retry = retry or RetryPolicy()
-        self.redactor = Redactor([password, *environment_secrets(os.environ), *secrets])
         self._transport = transport
         self._own_transport = False
         self._stream_transport: httpx.AsyncBaseTransport | None = None
@@ -192,7 +207,11 @@ class InstanceClient:
                 timeout=httpx.Timeout(t.default, connect=t.connect),
                 limits=limits,
                 transport=self._transport,
-                headers={"Accept": "application/json", "User-Agent": "threadcase"},
+                headers={
+                    "Accept": "application/json",
+                    "User-Agent": "threadcase",
+                    **({"Authorization": self._basic_auth} if self._basic_auth else {}),
+                },
             )
             self._base_headers = dict(self._http.headers)
             self._cookie = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 from collections.abc import Callable, Mapping
 from types import TracebackType
 
@@ -16,11 +17,21 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
+from threadcase.leftovers import LeftoverReport, describe_leftovers
 from threadcase.records import UserPlayer
+from threadcase.redaction import Redactor
 from threadcase.report.summary import RunSummary, provenance_line
 from threadcase.verdicts import CaseResult
 
-__all__ = ["ConsoleReporter", "build_line", "case_line", "format_proxy", "run_header", "summary_lines"]
+__all__ = [
+    "ConsoleReporter",
+    "build_line",
+    "case_line",
+    "format_proxy",
+    "leftover_lines",
+    "run_header",
+    "summary_lines",
+]
 
 _LABELS = {"pass": "PASS", "fail": "FAIL", "not_judged": "NOT JUDGED", "errored": "NOT JUDGED"}
 _STYLES = {"pass": "green", "fail": "red", "not_judged": "yellow", "errored": "yellow"}
@@ -155,6 +166,12 @@ def summary_lines(summary: RunSummary) -> list[str]:
     for group in summary.not_verified:
         shown = ", ".join(group.cases[:5]) + (f" (+{len(group.cases) - 5} more)" if len(group.cases) > 5 else "")
         lines.append(f"not verified: {group.count} × {group.reason} — {shown}")
+    left = summary.leftovers
+    if left:
+        lines.append(
+            f"left on the instance: {describe_leftovers(left, limit=len(left))} "
+            "(`threadcase cleanup --journal JOURNAL` deletes them)"
+        )
     lines.append(_verdict(summary))
     return lines
 
@@ -162,6 +179,11 @@ def summary_lines(summary: RunSummary) -> list[str]:
 def _verdict(summary: RunSummary) -> str:
     if summary.interrupted:
         return "INTERRUPTED: partial results"
+    left = summary.leftovers
+    if summary.exit_code == 0 and left:
+        # Never plain GREEN: the instance is not as the run found it.
+        plural = "" if len(left) == 1 else "s"
+        return f"GREEN, with {len(left)} leftover{plural} on the instance: {describe_leftovers(left, limit=5)}"
     if summary.exit_code == 0:
         return "GREEN: every case-iteration verified, every judged unit passed"
     unverified = summary.units.not_verified
@@ -179,10 +201,31 @@ def _verdict(summary: RunSummary) -> str:
     return f"NOT GREEN: {gap}; no judged unit failed"
 
 
-class ConsoleReporter:
-    """Progress bar plus per-case lines; a context manager around the run."""
+def leftover_lines(report: LeftoverReport) -> list[str]:
+    """``LEFTOVER   case#0  workflow wf-1 on http://host: delete failed: ...``, one line per resource."""
+    return [
+        f"{'LEFTOVER':<10} {leftover.case_slug}#{leftover.iteration}  {leftover.kind} {leftover.id} "
+        f"on {leftover.lane or 'the instance'}: {leftover.reason}"
+        for leftover in report.resources
+    ]
 
-    def __init__(self, console: Console, *, total: int, iterations: int = 1, progress: bool = True) -> None:
+
+class ConsoleReporter:
+    """Progress bar plus per-case lines; a context manager around the run.
+
+    Every line passes through ``redactor`` (the run's) before it is printed.
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        *,
+        total: int,
+        iterations: int = 1,
+        progress: bool = True,
+        redactor: Redactor | None = None,
+    ) -> None:
+        self.redactor = redactor or Redactor.from_environment(os.environ)
         self.console = console
         self.total = total
         self.iterations = iterations
@@ -226,12 +269,18 @@ class ConsoleReporter:
         """Print the case's lines and advance the bar."""
         self.counts[result.status] += 1
         style = _STYLES[result.status]
-        line = escape(case_line(result, iterations=self.iterations))
+        line = escape(self.redactor.text(case_line(result, iterations=self.iterations)))
         self.console.print(f"[{style}]{line}[/{style}]", highlight=False, soft_wrap=True)
-        self.console.print(escape(build_line(result)), style="dim", highlight=False, soft_wrap=True)
+        build = escape(self.redactor.text(build_line(result)))
+        self.console.print(build, style="dim", highlight=False, soft_wrap=True)
         if self._progress is not None and self._task is not None:
             self._progress.update(self._task, advance=1, description=self._description())
 
+    def leftovers_found(self, report: LeftoverReport) -> None:
+        """Print what a case-iteration's cleanup left on the instance."""
+        for line in leftover_lines(report):
+            self.console.print(f"[yellow]{escape(self.redactor.text(line))}[/yellow]", highlight=False, soft_wrap=True)
+
     def print_summary(self, summary: RunSummary) -> None:
         for line in summary_lines(summary):
-            self.console.print(escape(line), highlight=False, soft_wrap=True)
+            self.console.print(escape(self.redactor.text(line)), highlight=False, soft_wrap=True)

@@ -314,6 +314,24 @@ def render_case_section(result: CaseResult) -> str:
     return _render_case(result, f"case-{slug}-{result.iteration}")
 
 
+def _render_leftovers(summary: RunSummary) -> str:
+    """What the run left on the instances, first thing under the header: it needs someone's hand."""
+    if not summary.leftovers:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(x.lane)}</td><td>{_e(x.kind)}</td><td>{_e(x.id)}</td>"
+        f"<td>{_e(x.case_slug)}#{x.iteration}</td><td>{_e(x.reason)}</td></tr>"
+        for x in summary.leftovers
+    )
+    n = len(summary.leftovers)
+    return (
+        f'<section class="leftovers"><h2 class="error">{n} leftover{"" if n == 1 else "s"} on the instance</h2>'
+        '<p class="meta">Created by this run and not deleted: <code>threadcase cleanup --journal JOURNAL</code> '
+        "deletes them.</p><table><tr><th>instance</th><th>kind</th><th>id</th><th>case</th><th>why</th></tr>"
+        f"{rows}</table></section>"
+    )
+
+
 def render_html(
     results: Sequence[CaseResult],
     summary: RunSummary,
@@ -340,6 +358,7 @@ def render_html(
         + f"<span>{u.reviewed} reviewed</span>"
         f"<span>{u.errored} errored</span><span>exit {summary.exit_code}</span>"
         + ("<span>INTERRUPTED</span>" if summary.interrupted else "")
+        + (f"<span>{len(summary.leftovers)} LEFTOVERS</span>" if summary.leftovers else "")
         + "</div>"
     )
     calibration = (
@@ -358,7 +377,7 @@ def render_html(
         f"{_e(', '.join(group.cases))}</div>"
         for group in summary.not_verified
     )
-    filters = ['<div class="filters">']
+    filters = [_render_leftovers(summary), '<div class="filters">']
     for key, label in (
         ("all", "all"),
         ("pass", "pass"),

@@ -49,7 +49,7 @@ class OutgoingRedaction:
     """The one redaction step for LangSmith-bound values (rows, credentials, secrets)."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        self._redactor = Redactor(secrets)
+        self._redactor = Redactor(secrets, provider_keys=True)
 
     def value(self, value: Any) -> Any:
         """A JSON value with table rows omitted, credential references stripped and secrets scrubbed."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.harness.stats import CaseStats, case_stats
+from threadcase.leftovers import Leftover
 from threadcase.models import ModelRole, ModelUsage
 from threadcase.records import UserPlayer
 from threadcase.verdicts import CaseResult, RunContext
@@ -221,6 +222,9 @@ class RunSummary(BaseModel):
     """How each role called its model (proxy, judge, verifier): model, timeout, attempts, sampling."""
     model_usage: dict[str, ModelUsage] = Field(default_factory=dict)
     """Token usage by role over the run: ``agent`` (the builder), ``proxy``, ``judge``, ``verifier``."""
+    leftovers: list[Leftover] = Field(default_factory=list)
+    """What the run created on the instances and could not delete (less what ``threadcase cleanup``
+    deleted since): a run with leftovers is never plain green."""
     exit_code: int = EXIT_OK
 
     def simulated_user_line(self) -> str:
@@ -255,8 +259,9 @@ def build_summary(
     output_dir: str = "",
     interrupted: bool = False,
     planned: int | None = None,
+    leftovers: Sequence[Leftover] = (),
 ) -> RunSummary:
-    """Summarise finished case-iterations (e.g. everything in a journal)."""
+    """Summarise finished case-iterations (e.g. everything in a journal) and what the run left behind."""
     # Counted in locals: every += on the model went through pydantic's __setattr__.
     passed = failed = not_judged = reviewed = errored = builder_failures = proxy_failures = proxy_not_judged = 0
     for result in results:
@@ -315,6 +320,7 @@ def build_summary(
         not_verified=unverified,
         models=models_of(results),
         model_usage=usage_of(results),
+        leftovers=list(leftovers),
         exit_code=exit_code_for(units, interrupted=interrupted, iterations=len(results)),
     )
 

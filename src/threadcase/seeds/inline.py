@@ -386,7 +386,8 @@ async def cleanup_created(
     """Delete everything a seed restore created; best effort, bounded in time, shielded.
 
     Agents first (they may reference workflows), then workflows, tables, folders (children first)
-    and projects. A delete that fails is logged and skipped; the run's claims are released last.
+    and projects. A delete that fails is skipped and its id stays in ``created`` (the caller reports
+    what is left); the run's claims are released last.
     """
     project = created.project_id
     steps: list[tuple[str, list[str], Any]] = [
@@ -399,16 +400,17 @@ async def cleanup_created(
     with anyio.CancelScope(shield=True):
         with anyio.move_on_after(seconds) as scope:
             for kind, ids, delete in steps:
-                remaining: list[str] = []
-                for resource_id in ids:
+                # Each id leaves its list the moment it is gone, so whatever the lists hold when this
+                # stops (a refusal, the time bound) is exactly what is still on the instance.
+                for resource_id in list(ids):
                     try:
                         await delete(resource_id)
                     except InstanceError as exc:
-                        _log.warning("cleanup: could not delete %s %s: %s", kind, resource_id, exc)
-                        remaining.append(resource_id)
-                ids[:] = remaining
+                        _log.debug("cleanup: could not delete %s %s: %s", kind, resource_id, exc)
+                        continue
+                    ids.remove(resource_id)
         if scope.cancelled_caught:
-            _log.warning("cleanup of seeded artifacts stopped after %.0f s", seconds)
+            _log.debug("cleanup of seeded artifacts stopped after %.0f s", seconds)
         client.claims.subtract(created.claims)
         client.claims += type(client.claims)()  # drop keys whose count reached zero
         created.claims = []

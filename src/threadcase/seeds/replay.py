@@ -21,6 +21,7 @@ its user says.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -33,6 +34,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from threadcase.case.schema import InlineSeed, ReplaySeed
+from threadcase.case.seed import SAFE_THREAD_ID
 from threadcase.errors import ConfigError, ReplayError
 from threadcase.seeds.replay_langsmith import DEFAULT_PROJECT, fetch_thread_runs, resolve_tenant
 from threadcase.seeds.replay_rebuild import Reconstruction, TraceRun, normalize_runs, rebuild_thread
@@ -55,7 +57,6 @@ __all__ = [
 ]
 
 EXPORT_FORMAT = "threadcase-replay/1"
-_SAFE_THREAD_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$")
 
 
 class ReplayExport(BaseModel):
@@ -78,7 +79,7 @@ class ReplayExport(BaseModel):
 
 def replay_file_path(replay_dir: Path, thread_id: str) -> Path:
     """``<replay_dir>/<threadId>.json``; refuses a thread id that is not a plain file name."""
-    if not _SAFE_THREAD_ID.match(thread_id):
+    if not SAFE_THREAD_ID.fullmatch(thread_id):
         raise ConfigError(
             f"thread id {thread_id!r} cannot name a file in the replay directory (letters, digits, '.', '_', "
             "':' and '-' only)"
@@ -92,7 +93,11 @@ def read_replay_file(path: Path, *, thread_id: str | None = None) -> ReplayExpor
     Raises :class:`ReplayError` naming the file when it is missing or unreadable.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReplayError(
+            f"{path} is not UTF-8 text (byte {exc.start}): not an exported replay file or a trace JSONL"
+        ) from None
     except FileNotFoundError:
         raise ReplayError(
             f"no exported trace at {path}; write it with `threadcase replay export {thread_id or 'THREAD_ID'} "
@@ -102,8 +107,8 @@ def read_replay_file(path: Path, *, thread_id: str | None = None) -> ReplayExpor
         raise ReplayError(f"cannot read exported trace {path}: {exc.strerror or exc}") from None
     try:
         document = json.loads(text)
-    except json.JSONDecodeError:
-        document = None  # several lines: a trace JSONL
+    except (ValueError, RecursionError):
+        document = None  # several lines: a trace JSONL (or not JSON at all: said line by line below)
     if isinstance(document, dict) and "format" in document:
         try:
             export = ReplayExport.model_validate(document)
@@ -126,6 +131,8 @@ def _read_trace_jsonl(path: Path, text: str, thread_id: str | None) -> ReplayExp
             item = json.loads(line)
         except json.JSONDecodeError as exc:
             raise ReplayError(f"{path}:{number}: not a JSON run ({exc.msg})") from None
+        except (ValueError, RecursionError):
+            raise ReplayError(f"{path}:{number}: not a JSON run (nested too deeply, or a number too long)") from None
         if not isinstance(item, dict):
             raise ReplayError(f"{path}:{number}: not a JSON object")
         raw.append(item)
@@ -287,7 +294,11 @@ async def export_replay(
     the thread cannot be found or rebuilt, :class:`ConfigError` when the tenant's key is missing.
     """
     if trace_file is not None:
-        export = await anyio.to_thread.run_sync(lambda: read_replay_file(trace_file, thread_id=thread_id))
+        try:
+            export = await anyio.to_thread.run_sync(lambda: read_replay_file(trace_file, thread_id=thread_id))
+        except ReplayError as exc:
+            # The file is this command's input: a bad one is the user's to fix (exit 2), not a failed run.
+            raise ConfigError(f"--from-trace: {exc}") from None
     else:
         env = os.environ if environ is None else environ
         resolve_tenant(endpoint, env)  # a missing key fails before anything slow
@@ -306,10 +317,16 @@ async def export_replay(
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"-o {str(path)!r}: cannot write it ({exc.strerror or exc}); choose a writable path"
+        ) from None

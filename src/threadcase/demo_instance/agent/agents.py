@@ -60,7 +60,7 @@ def _skill_names(text: str, purpose: str) -> list[str]:
     match = re.search(r"\bwith\s+(?:a\s+|the\s+)?skills?\s+(?:for|to|called|named)?\s*(.+?)\.?$", text, re.I)
     if not match:
         return [purpose]
-    parts = re.split(r",\s*(?:and\s+)?|\s+and\s+", match.group(1))
+    parts = re.split(r",\s*(?:and\s+)?|(?<!\s)\s+and\s+", match.group(1))
     return [p.strip(" .\"“”'") for p in parts if p.strip(" .\"“”'")]
 
 

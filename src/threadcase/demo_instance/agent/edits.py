@@ -272,7 +272,8 @@ def _used_values(changes: list[Change]) -> set[str]:
     return used
 
 
-_SUBCLAUSE_SPLIT_RE = re.compile(r"[;!?\n]+|\.(?=\s|$)|,\s*|\s+and\s+|\s+then\s+", re.IGNORECASE)
+# ``(?<!\s)``: a separator starts where its whitespace does (a long run of spaces was quadratic).
+_SUBCLAUSE_SPLIT_RE = re.compile(r"[;!?\n]+|\.(?=\s|$)|,\s*|(?<!\s)\s+(?:and|then)\s+", re.IGNORECASE)
 _QUOTED_RE = re.compile(r"\"[^\"]*\"|“[^”]*”")
 _FILLER_RE = re.compile(
     r"^(?:(?:and|then|also|please|now|too|instead|as\s+well|thanks?(?:\s+you)?|thank\s+you|that'?s\s+(?:all|it)|"

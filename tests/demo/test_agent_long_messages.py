@@ -1,0 +1,92 @@
+"""Long chat messages: the builder agent's parsers run in linear time, and a long turn computes off the
+server's event loop, so health checks and other threads' event streams are answered meanwhile.
+
+Regression: the e-mail pattern (and the clause splitters' ``\\s+and\\s+``) re-scanned the rest of a long
+run at every position: a 64 KiB message blocked the whole demo server for seconds, 1 MiB for minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import anyio
+import httpx
+import pytest
+
+from tests.demo._agent_fake import Thread, approve, questions
+from tests.demo.conftest import events, finished, new_thread, session
+from threadcase.demo_instance.server import demo_server
+from threadcase.demo_instance.settings import DemoSettings
+
+pytestmark = pytest.mark.anyio
+
+# Shapes that each exercised a quadratic pattern (and a few that did not), in words a user might paste.
+SHAPES: dict[str, Callable[[int], str]] = {
+    "one long token": lambda n: "x" * n,
+    "dotted identifiers": lambda n: "node.param." * (n // 11),
+    "many at-signs": lambda n: "ops@" * (n // 4),
+    "digits": lambda n: "send the report " + "7" * n,
+    "a pasted url": lambda n: "call https://" + "q" * n,
+    "padding spaces": lambda n: "post it to slack" + " " * n + "then stop",
+    "tab padding": lambda n: "email me" + "\t" * n + "and notion",
+    "addresses": lambda n: "mail it to " + "team@corp.io " * (n // 13),
+    "unclosed quote": lambda n: 'name it "' + "w" * n,
+    "skill list": lambda n: "build an agent with skills for " + "triage " * (n // 7),
+}
+
+
+def _answers(request: dict[str, object]) -> dict[str, object]:
+    return approve() if request.get("inputType") == "approval" else questions()
+
+
+async def _turn_seconds(text: str) -> float:
+    thread = Thread()
+    thread.answer(*[_answers] * 20)
+    started = time.perf_counter()
+    await thread.send(text)
+    return time.perf_counter() - started
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+async def test_a_turn_grows_linearly_with_the_message(shape: str) -> None:
+    small = min([await _turn_seconds(SHAPES[shape](6_000)) for _ in range(2)])
+    large = min([await _turn_seconds(SHAPES[shape](48_000)) for _ in range(2)])
+    # 8x the text: linear is ~8x; quadratic was 40-60x. The floor absorbs timer noise on tiny turns.
+    assert large <= max(20 * small, 0.15), f"{shape}: {small * 1000:.1f} ms -> {large * 1000:.1f} ms"
+
+
+async def test_a_long_turn_never_blocks_the_server() -> None:
+    """Health and another thread's conversation keep going while a 256 KiB message is parsed."""
+    async with demo_server(DemoSettings()) as url, session(url) as client:
+        await new_thread(client, "long")
+        await new_thread(client, "short")
+        worst = 0.0
+        probes = 0
+        order: list[str] = []
+        async with events(client, "long") as long_events, events(client, "short") as short_events:
+            await client.post("/rest/instance-ai/chat/long", json={"message": "ops@" * 65_536})
+
+            async def long_turn() -> None:
+                await long_events.until(finished, within=60)
+                order.append("long")
+
+            async def short_turn() -> None:
+                await anyio.sleep(0.05)  # once the long turn is under way
+                await client.post("/rest/instance-ai/chat/short", json={"message": "thanks, that's all"})
+                await short_events.until(finished, within=30)
+                order.append("short")
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(long_turn)
+                tg.start_soon(short_turn)
+                async with httpx.AsyncClient(base_url=url, timeout=10) as probe:
+                    while "long" not in order:
+                        started = time.perf_counter()
+                        assert (await probe.get("/healthz/readiness")).status_code == 200
+                        worst = max(worst, time.perf_counter() - started)
+                        probes += 1
+                        await anyio.sleep(0.02)
+        assert worst < 1.0, f"a health check waited {worst:.2f} s behind the long turn"
+        assert order == ["short", "long"], "the short conversation waited for the long turn"
+        assert probes >= 3, "the long turn was too quick to probe the server during it"

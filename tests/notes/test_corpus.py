@@ -11,6 +11,7 @@ from collections import Counter
 
 import pytest
 
+from tests.notes.authors import CORPUS_H, NON_NATIVE, PRODUCT_MANAGER, QA_ENGINEER, TERSE
 from tests.notes.corpus import CORPUS, TURN_LISTS
 from tests.notes.expect import score
 from tests.notes.heldout import HELDOUT, HELDOUT_FLOOR, MISREAD_ON_FIRST_RUN
@@ -23,7 +24,7 @@ from tests.notes.heldout_f import HELDOUT_F, STILL_REFUSED
 from threadcase.case.note_grammar import read_note
 from threadcase.case.notes import Script, script_turn
 
-TUNED = [*CORPUS, *HELDOUT_A, *HELDOUT_B, *HELDOUT_C, *HELDOUT_D, *HELDOUT_E, *HELDOUT_F]
+TUNED = [*CORPUS, *HELDOUT_A, *HELDOUT_B, *HELDOUT_C, *HELDOUT_D, *HELDOUT_E, *HELDOUT_F, *CORPUS_H]
 
 
 @pytest.mark.parametrize(("note", "expected"), TUNED, ids=[note[:60] for note, _ in TUNED])
@@ -50,6 +51,27 @@ def test_the_corpus_covers_every_directive_kind_in_many_words() -> None:
     }
     assert {k for k, n in kinds.items() if n >= 5} == wanted
     assert sum(1 for _, expected in CORPUS if not expected) >= 10, "notes that must be refused"
+
+
+def test_corpus_h_speaks_in_four_authors_voices_about_every_directive_kind() -> None:
+    assert len(CORPUS_H) >= 120
+    for author in (QA_ENGINEER, PRODUCT_MANAGER, NON_NATIVE, TERSE):
+        assert len(author) >= 25
+        assert sum(1 for _, expected in author if not expected) >= 2, "notes each author writes that must be refused"
+    kinds = Counter(e.kind for _, expected in CORPUS_H for e in expected)
+    assert set(kinds) >= {
+        "answer",
+        "decline",
+        "plan",
+        "hold",
+        "tone",
+        "say",
+        "one-at-a-time",
+        "credential",
+        "run-workflow",
+        "web-access",
+        "as-usual",
+    }
 
 
 def test_the_held_out_set_reads_no_worse_than_on_its_first_run() -> None:

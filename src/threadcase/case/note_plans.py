@@ -34,8 +34,16 @@ _OBJECT = (
     r"(?:the|any|a|every) (?:first |initial |proposed |original )?(?:plan|proposal|version|one|draft)|"
     r"whatever (?:plan )?it (?:proposes|suggests|shows|comes up with)|"
     r"the (?:revised|next|second|new|updated|changed|fixed|corrected|following|2nd|final|amended)"
-    r"(?: (?:one|plan|version|proposal|draft))?|(?:it|the plan) once))?"
+    r"(?: (?:one|plan|version|proposal|draft))?|(?:it|the plan) once|plan|proposal))?"
 )
+_FIRST_ONLY = re.compile(r"\b(?:first|initial|original|1st)\s+(?:plan|proposal|version|one|draft)\b", re.IGNORECASE)
+"""A push-back on the first plan only ("reject the first plan: …"): what comes after is not rejected."""
+_MANNER = re.compile(
+    r"^\s*(?:(?:outright|flatly|firmly|politely|bluntly|kindly|nicely|immediately|right away|straight away|at once|"
+    r"completely|entirely|again)\b\s*,?\s*)+",
+    re.IGNORECASE,
+)
+"""How the user pushes back ("reject it outright: …"): a manner, never part of the feedback."""
 _PUSH = re.compile(
     rf"^(?P<verb>push(?:es)?\s+back|object(?:s)?|reject(?:s)?|refuse(?:s)?|say no|turn down|"
     rf"turn (?:it|the plan|this plan|the proposal) down|send (?:it|the plan) back|"
@@ -44,7 +52,7 @@ _PUSH = re.compile(
     re.IGNORECASE,
 )
 _FEEDBACK_INTRO = re.compile(
-    r"^\s*(?:(?::|—|–|-{1,2}|,)\s*)?(?:and\s+)?(?:with:?|saying(?: that)?|by saying(?: that)?|and say(?: that)?|"
+    r"^\s*(?:(?::|—|–|-{1,2}|,)\s*)?(?:and\s+)?(?:with\b:?|saying(?: that)?|by saying(?: that)?|and say(?: that)?|"
     r"say(?:ing)?(?: that)?|because|since|as|on the grounds that|that|on|about|for|asking(?: it)?(?: to| for)?|"
     r"and ask(?: it)?(?: to| for)?|telling it(?: to| that)?|tell(?:ing)? it(?: to| that)?|"
     r"ask(?:ing)?(?: it)?(?: to| for)?)?\s*:?\s*(?P<feedback>.*)$",
@@ -53,7 +61,7 @@ _FEEDBACK_INTRO = re.compile(
 _SAY_FEEDBACK = re.compile(
     r"^(?:say(?:ing)?|tell(?:ing)? (?:it|them|the (?:agent|assistant))(?: that)?|point(?:ing)? out|explain|mention|"
     r"note|complain|object|ask(?:ing)? (?:it |them )?(?:to|for)|ask(?:ing)? for|request|suggest|insist|because|"
-    r"since)\b(?: that)?\s*:?\s*(?P<feedback>.+)$",
+    r"since|reason|the reason|why|because of)\b(?: that| is| being)?\s*:?\s*(?P<feedback>.+)$",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
@@ -84,9 +92,10 @@ _CONDITION = re.compile(
 _RELATIVE = re.compile(r"^\s*(?:that|which)\s+(?:still\s+)?(?P<cond>.+)$", re.IGNORECASE)
 _ABSENT = re.compile(
     r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that|there)?\s*(?:no longer|"
-    r"doesn't|does not|stops?|drops|has no|contains no|mentions no|includes no|is without|leaves? out|removes?|"
-    r"omits?|lacks?|has dropped|has removed|loses|is|are)\s+(?:any\s+)?(?:(?:has|have|includes?|mentions?|"
-    r"contains?|uses?|posts? to|sends?|sends? to|emails?)\s+)?(?:any\s+)?(?P<what>.+?)\s*(?:anymore|any more)?$",
+    r"doesn't|does not|don't|do not|stops?|drops|has no|have no|contains no|mentions no|includes no|is without|"
+    r"leaves? out|removes?|omits?|lacks?|has dropped|has removed|loses|is|are|no|without)\s+(?:any\s+)?"
+    r"(?:(?:has|have|includes?|mentions?|contains?|uses?|posts? to|sends?|sends? to|emails?)\s+)?(?:any\s+)?"
+    r"(?P<what>.+?)\s*(?:anymore|any more)?$",
     re.IGNORECASE,
 )
 _ABSENT_AFTER = re.compile(
@@ -95,8 +104,9 @@ _ABSENT_AFTER = re.compile(
     re.IGNORECASE,
 )
 _PRESENT = re.compile(
-    r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that)?\s*(?:includes?|mentions?|has|"
-    r"adds?|contains?|uses?|covers?|handles?|shows?|has added|now has|includes)\s+(?P<what>.+?)(?:\s+in it)?$",
+    r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that)?\s*(?:still\s+)?(?:includes?|"
+    r"mentions?|has|have|with|adds?|contains?|uses?|covers?|handles?|shows?|has added|now has|includes|posts? to|"
+    r"sends? to)\s+(?P<what>.+?)(?:\s+in it)?$",
     re.IGNORECASE,
 )
 _PRESENT_AFTER = re.compile(
@@ -161,6 +171,33 @@ def condition(cond: str, feedback: str | None) -> Wanted | Literal["done"] | Non
     return None
 
 
+_APPEARS = re.compile(
+    r"^(?:(?:for|of) [\w' -]+?\s+)?(?:is |are |gets |has been |was )?(?:first |finally |now |then )?"
+    r"(?:shown|displayed|presented|proposed|posted|ready|up|out|here|in|there|back|revised|updated|sent|"
+    r"appears?|appeared|show(?:s|ing)?(?: up)?|showed up|com(?:es?|ing)(?: up| in| back| through)?|came|"
+    r"arrives?|arrived|pops? up|popped up|lands?|landed|visible|available)?"
+    r"(?: (?:to|for) (?:you|the user|me|review|approval))?(?: for the first time| again)?$",
+    re.IGNORECASE,
+)
+
+
+def plan_moment(moment: str) -> Wanted | Literal["unknown"] | None:
+    """What a plan moment asks of the plan: None when it is only the moment ("when the plan is shown");
+    ``(absent, present)`` words when it is a condition the plan's steps can be checked against ("if the
+    plan has a Slack step"); ``"unknown"`` for a condition they cannot ("if the plan seems secure")."""
+    found = _PLAN_WORDS.search(moment)
+    if found is None:
+        return None
+    tail = moment[found.end() :].strip(" ,")
+    if _APPEARS.match(tail):
+        return None
+    tail = re.sub(r"^(?:(?:that|which)\s+)?(?:still\s+)?", "", tail, flags=re.IGNORECASE)
+    wanted = condition(tail, None)
+    if wanted is None or wanted == "done":
+        return "unknown"
+    return wanted
+
+
 @dataclass
 class PlanParts:
     """What the pieces of one plan sentence said, before they become one directive."""
@@ -169,6 +206,9 @@ class PlanParts:
     pushes: int | None = None
     pushed: bool = False
     outright: bool = False
+    rejecting: bool = False
+    """The push-back is a rejection ("reject it: …", "say no: …", "turn it down"), not a request for
+    changes: with no decision said, the plan stays rejected (a rejection never turns into approval)."""
     then: str | None = None
     wanted: Wanted | None = None
     later: bool = False
@@ -181,7 +221,10 @@ def _feedback_for(wanted: Wanted) -> str:
     return f"Please add {' and '.join(present)} to the plan."
 
 
-_DECIDING = re.compile(r"\b(?:approv\w*|accept\w*|reject\w*|sign(?:s)? off|until|unless|green[- ]?light\w*)\b", re.I)
+# "approval step" and "acceptance test" are things a plan holds, not decisions about it.
+_DECIDING = re.compile(
+    r"\b(?:approv(?:e|es|ed|ing)|accept(?:s|ed|ing)?|reject\w*|sign(?:s)? off|until|unless|green[- ]?light\w*)\b", re.I
+)
 
 
 def _clean_feedback(text: str) -> str | None:
@@ -189,9 +232,11 @@ def _clean_feedback(text: str) -> str | None:
     they were not read as they are meant: better not understood than sent as feedback)."""
     if _DECIDING.search(text):
         return None
-    text = tidy_value(text)
+    text = tidy_value(_MANNER.sub("", text).lstrip(":,— ").strip())
     text = re.sub(r"^(?:to|that)\s+", "", text, flags=re.IGNORECASE)
-    return capitalised(text)
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    return capitalised(text) if text else None
 
 
 _REJECTING = frozenset({"reject", "decline", "refuse", "turn down", "say no to", "veto"})
@@ -268,6 +313,7 @@ def _push(parts: PlanParts, piece: str, text: Callable[[str], str]) -> bool:
             wanted = (wanted[0] or wanted[1], ())
         parts.wanted = wanted
         rest = rest[: found.start()]
+    rest = _MANNER.sub(" ", rest)
     intro = _FEEDBACK_INTRO.match(rest)
     feedback = intro.group("feedback").strip() if intro is not None else rest.strip()
     said = bool(feedback) and not _FILLER.match(feedback)
@@ -277,7 +323,9 @@ def _push(parts: PlanParts, piece: str, text: Callable[[str], str]) -> bool:
             return False
         parts.feedback = cleaned
     parts.pushed = True
-    if verb.startswith(("reject", "turn", "veto", "refuse", "decline", "say no")) and count is None and not said:
+    rejecting = verb.startswith(("reject", "turn", "veto", "refuse", "decline", "say no", "don't", "do not", "never"))
+    parts.rejecting = parts.rejecting or (rejecting and not _FIRST_ONLY.search(piece))
+    if rejecting and count is None and not said:
         parts.outright = parts.wanted is None
     return True
 
@@ -292,26 +340,36 @@ _OTHER_HEAD = re.compile(
 
 
 def read_plan(
-    rest: str, trigger: Trigger, clause: str, text: Callable[[str], str], previous: PlanReview | None
+    rest: str,
+    trigger: Trigger,
+    clause: str,
+    text: Callable[[str], str],
+    previous: PlanReview | None,
+    moment: Wanted | None = None,
 ) -> tuple[PlanReview | str, str]:
     """One plan sentence read into a :class:`PlanReview` (completing ``previous`` when the sentence only
     decides: "Then approve."), or why it cannot be followed; and the rest of the sentence when it goes
     on about something else ("…, then connect Slack when the card appears")."""
     pieces = [p.strip() for p in PIECES.split(rest) if p and p.strip()]
     for at, raw in enumerate(pieces):
-        piece = re.sub(r"^(?:then|and|so|but|only then)\s+", "", raw, flags=re.IGNORECASE)
+        piece = re.sub(r"^(?:then|and|so|but|only then|after that|afterwards|after)\s+", "", raw, flags=re.IGNORECASE)
         if at and _OTHER_HEAD.match(piece):
-            return _plan(pieces[:at], trigger, clause, text, previous), ", ".join(pieces[at:])
-    return _plan(pieces, trigger, clause, text, previous), ""
+            return _plan(pieces[:at], trigger, clause, text, previous, moment), ", ".join(pieces[at:])
+    return _plan(pieces, trigger, clause, text, previous, moment), ""
 
 
 def _plan(
-    pieces: list[str], trigger: Trigger, clause: str, text: Callable[[str], str], previous: PlanReview | None
+    pieces: list[str],
+    trigger: Trigger,
+    clause: str,
+    text: Callable[[str], str],
+    previous: PlanReview | None,
+    moment: Wanted | None = None,
 ) -> PlanReview | str:
     plan_trigger = Trigger(event="plan", required=trigger.required if trigger.event == "plan" else False)
     parts = PlanParts()
     for raw in pieces:
-        piece = re.sub(r"^(?:then|and|so|but|only then)\s+", "", raw, flags=re.IGNORECASE)
+        piece = re.sub(r"^(?:then|and|so|but|only then|after that|afterwards|after)\s+", "", raw, flags=re.IGNORECASE)
         if _push(parts, piece, text) or _decision(parts, piece, text) or _FILLER.match(piece):
             continue
         said = _SAY_FEEDBACK.match(piece)
@@ -329,6 +387,15 @@ def _plan(
             parts.outright = False
             continue
         return f"a plan direction the scripted user cannot follow: {text(piece)!r}"
+    if moment is not None and parts.wanted is None:
+        if parts.pushed or parts.then == "reject":
+            # "If the plan has a Slack step, push back (or reject it)": until the plan no longer has it.
+            parts.wanted = (moment[1], moment[0])
+            parts.pushed = True
+        else:
+            parts.wanted = moment  # "If the plan has no Slack step, approve it": once it has none
+            parts.pushed = True
+        parts.outright = False
     if not parts.pushed and previous is not None and previous.feedback is not None:
         # "Approve once it no longer posts to Slack." completes the push-back before it.
         update: dict[str, object] = {"then": parts.then or previous.then, "clause": f"{previous.clause}. {clause}"}
@@ -337,6 +404,9 @@ def _plan(
         return previous.model_copy(update=update)
     if parts.outright and parts.feedback is None and parts.then is None:
         return PlanReview(clause=clause, trigger=plan_trigger, then="reject")
+    # A rejection with its reason and no decision after it stays a rejection: "reject it: they wanted
+    # Airtable" sends the reason, then rejects what comes back.
+    rejected = parts.then == "reject" or (parts.then is None and parts.rejecting)
     if not parts.pushed and parts.wanted is None:
         return PlanReview(clause=clause, trigger=plan_trigger, then=parts.then or "approve")
     feedback = parts.feedback
@@ -347,7 +417,7 @@ def _plan(
         trigger=plan_trigger,
         feedback=feedback,
         pushes=parts.pushes or 1,
-        then="reject" if parts.then == "reject" and parts.wanted is None else "approve",
+        then="reject" if rejected and parts.wanted is None else "approve",
         until_absent=parts.wanted[0] if parts.wanted else (),
         until_present=parts.wanted[1] if parts.wanted else (),
     )

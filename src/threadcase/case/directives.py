@@ -126,6 +126,9 @@ class PlanReview(_Base):
     """How many times to push back before deciding (ignored when a condition decides)."""
     then: Literal["approve", "reject"] = "approve"
     """The decision once the push-backs are spent (or at once, without feedback)."""
+    decided: bool = True
+    """False: the note pushes back without saying what follows ("push back: drop the Slack post"); the
+    scripted user then approves the revised plan, as after any push-back, and ``validate`` says so."""
     until_absent: tuple[str, ...] = ()
     """Approve only once none of these words appears in the plan ("once it no longer posts to Slack")."""
     until_present: tuple[str, ...] = ()
@@ -166,6 +169,8 @@ class PlanReview(_Base):
         else:
             times = "once" if self.pushes == 1 else f"{self.pushes} times"
             decide = f"{self.then} after pushing back {times}"
+            if not self.decided:
+                decide += " (the note does not say what follows a push-back: the revised plan is approved)"
         return f"push back on the plan with {self.feedback!r}, then {decide} ({self.trigger.describe()})"
 
 

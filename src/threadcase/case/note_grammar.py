@@ -513,6 +513,7 @@ def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Dire
         unavailable = phrasing.NOT_AVAILABLE.match(piece)
         assert unavailable is not None
         about = piece[unavailable.end() :]
+    about = re.split(r"\s*(?::|—|–|\s-\s)\s*|\s+(?:because|since|as)\s+", about, maxsplit=1)[0]  # why, not what
     about = phrasing.DECLINE_FILLER.sub(" ", about)
     about = re.sub(r"\b(?:it|them|that|this|to yourself|yet)\b", " ", about)
     about = re.sub(r"\b(?:asked|asks|ask|later)\b", " ", reader.text(about), flags=re.IGNORECASE)

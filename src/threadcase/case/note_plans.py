@@ -418,6 +418,7 @@ def _plan(
         feedback=feedback,
         pushes=parts.pushes or 1,
         then="reject" if rejected and parts.wanted is None else "approve",
+        decided=parts.then is not None or parts.wanted is not None or rejected,
         until_absent=parts.wanted[0] if parts.wanted else (),
         until_present=parts.wanted[1] if parts.wanted else (),
     )

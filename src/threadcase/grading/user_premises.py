@@ -248,7 +248,10 @@ def _approved_against(
     widget: WidgetRecord,
     governing: list[tuple[ScriptTurn, Directive]],
 ) -> list[str]:
-    plan = next((d for _, d in governing if isinstance(d, PlanReview) and d.feedback is not None), None)
+    plan = next(
+        (d for _, d in governing if isinstance(d, PlanReview) and (d.feedback is not None or d.then == "reject")),
+        None,
+    )
     if plan is None:
         return []
     steps = [s for s in widget.request.get("plan") or [] if isinstance(s, dict)]
@@ -260,6 +263,8 @@ def _approved_against(
         words = ", ".join(plan.until_absent or plan.until_present)
         state = "still mentions" if plan.until_absent else "does not mention"
         return [f'approved a plan that {state} {words}, against "{_cut(plan.clause)}"']
+    if plan.then == "reject":
+        return [f'approved a plan that "{_cut(plan.clause)}" rejects']
     rejections = sum(
         1
         for m, w in _widgets(record)

@@ -48,6 +48,17 @@ def _answers(note: str, questions: list[str]) -> list[str | None]:
             "ap@initech.example",
         ),
         ("If it asks for the Slack channel, answer #ship-room", "Which channel should it post to?", "#ship-room"),
+        # the head noun names the kind, not a word before it
+        (
+            "If it asks for the destination spreadsheet, say Leads 2026",
+            "Which Google Sheets spreadsheet should it append to?",
+            "Leads 2026",
+        ),
+        (
+            "When asked for the sheet name, answer Q2 Board",
+            "Which Google Sheets spreadsheet should it append to?",
+            "Q2 Board",
+        ),
         # no topic: any question
         ("If it asks, say sometime next week", "When do you need this by?", "sometime next week"),
     ],
@@ -69,6 +80,9 @@ def test_a_question_naming_the_note_s_topic_gets_its_value(note: str, question: 
         # a kind whose word says little: the note's own words decide
         ("If asked for the phone number, say +1 555 0100", "How many issues should it open at most?"),
         ("If it asks for the sender name, say Ops Bot", "What should the workflow be called?"),
+        # a word before the head noun is no kind: an e-mail subject is not an e-mail address
+        ("If it asks about the email subject, say Weekly numbers", "Which email address should it send to?"),
+        ("If it asks for the destination spreadsheet, say Leads 2026", "Which email address should it send to?"),
         # words of the topic missing
         ("If asked for the Jira project key, say OPS", "What is the project key?"),
         ("If it asks about the Slack step, say drop it", "Which Slack channel should it post to?"),

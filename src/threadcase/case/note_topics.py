@@ -10,16 +10,24 @@ topic is kept as written — never replaced by a kind guessed from the value ("E
   a determiner ("timezone" in "the timezone for the schedule", "alert channel" in "the alert channel
   to use"); empty when the phrase is a wh-clause whose kind says it all ("who should receive the
   report" asks for an e-mail address);
-- its **detail** kind (channel, email, url, …), when the head's own words name one.
+- its **detail** kind (channel, email, url, …), when the head noun names one ("the destination
+  spreadsheet" is a spreadsheet; "the email subject" is no address).
 
-A question matches (:func:`question_score`) when the kinds do not conflict and every word the head
-needs is in the question — as written, by its stem ("alerts" ~ "alert", "scheduled" ~ "schedule"),
-its spelling variant ("e-mail", "colour"), or as a compound ("time zone" ~ "timezone"); a word naming
-the detail's kind is there already in a question of that kind ("recipient" in "Which email address
-…?"). Generic words (verbs such as send/post/use, service names, "workflow") never decide. Of several
-questions in one widget, a note goes to the one it matches best (:func:`governing`); a question of the
-same kind that lacks the note's own words is a *near miss* (:func:`near_miss`): the scripted user
-cannot tell whether the note meant it, and says so rather than guess.
+A question matches (:func:`question_score`) when the kinds do not conflict and
+
+- it asks for the same kind of detail (channel, email, url, repo, spreadsheet, table, path, schedule):
+  the note's other words only rank it ("the finance inbox address" answers "Which email address …?");
+- or every word the head needs is in it — as written, by its stem ("alerts" ~ "alert", "scheduled" ~
+  "schedule"), its spelling variant ("e-mail", "organisation"), or as a compound ("time zone" ~
+  "timezone"); a word naming the detail's kind is there already in a question of that kind. This is
+  the rule for a topic no vocabulary knows ("the timezone"), and for kinds whose word says little
+  ("the phone number", "the sender name": a threshold or a workflow name is not what they mean).
+
+Generic words (verbs such as send/post/use, service names, "workflow") never decide. Of several
+questions in one widget, a note goes to the one it matches best (:func:`governing`: "the alert
+channel" answers the failure-alert question, not the post-channel question beside it); a question
+close to the topic that lacks the note's own words is a *near miss* (:func:`near_miss`): the scripted
+user cannot tell whether the note meant it, and says so rather than guess.
 """
 
 from __future__ import annotations
@@ -88,11 +96,29 @@ def read_topic(text: str) -> Topic:
         head.append(tokens[at])
         at += 1
     if any(w not in _WH and w not in _WEAK and w not in _STOP_WORDS for w in head):
-        return Topic(words, tuple(head), detail_kind(" ".join(head)))
+        return Topic(words, tuple(head), _head_kind(head))
     # "who should receive the report", "where the alerts should go", "what to call it": a wh-clause or
     # generic words, whose kind is said by all of it.
     kind = detail_kind(" ".join(tokens))
     return Topic(words, () if kind else tuple(head), kind)
+
+
+def _head_kind(head: list[str]) -> DetailKind | None:
+    """The kind the head's own noun names: its last word ("the destination spreadsheet", "the alert
+    channel"), or the word before a generic one ("the sheet name", "the channel ID"); never a modifier's
+    ("the email subject" asks for a subject, not an address)."""
+    if head and head[0] in _WH:
+        return detail_kind(" ".join(head))  # "how many reps", "how often"
+    generic: DetailKind | None = None
+    for at in range(len(head) - 1, -1, -1):
+        pair = " ".join(head[at - 1 : at + 1]) if at else head[at]
+        kind = detail_kind(pair) if at and detail_kind(pair) != detail_kind(head[at - 1]) else None
+        kind = kind or detail_kind(head[at])
+        if head[at] in _WEAK or head[at] in _STOP_WORDS:
+            generic = generic or kind  # "name" in "the sheet name": the sheet's kind, if it has one
+            continue
+        return kind or (generic if at == len(head) - 1 else None)
+    return generic
 
 
 def stem(word: str) -> str:

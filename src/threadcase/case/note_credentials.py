@@ -16,7 +16,7 @@ from typing import Literal
 
 from threadcase.case.details import detail_kind
 from threadcase.case.directives import Credential, Directive, Trigger
-from threadcase.case.note_phrasings import SERVICE, SERVICE_TYPES, VERB_START
+from threadcase.case.note_phrasings import RATIONALE, SERVICE, SERVICE_TYPES, VERB_START
 from threadcase.case.note_text import QUOTE, unquote
 
 __all__ = ["is_credential", "read_credential", "services_in"]
@@ -67,6 +67,7 @@ PRONOUN = re.compile(
 _ABOUT = re.compile(
     r"\b(?:credential\w*|creds?|connect\w*|unconnected|account|sign[- ]?in|log[- ]?in|oauth|tokens?)\b", re.IGNORECASE
 )
+_THAT = re.compile(r"\b(?:that|this|those|these) (?:card|one|credential|account|token)s?\b", re.IGNORECASE)
 _SECRET = re.compile(r"\b(?:keys?|secrets?|passwords?)\b", re.IGNORECASE)
 
 # --- services a note names: the built-in names, and any other the note gives in a credential's place ---
@@ -82,14 +83,17 @@ _GENERIC = frozenset(
 )
 """Words that never name a service ("the wrong key", "our existing credential")."""
 _NAME_TOKEN = r"[A-Za-z][\w.+-]*"
-_ACTING = (
-    r"(?:connect(?:ing)?|hook(?:ing)? up|link(?:ing)?|set(?:ting)? up|authori[sz]e|engage|defer|skip|postpone|park|"
-    r"hold off on|holding off on|put off|leave|configure|log ?in to|sign in to|sign into)"
-)
+_CONNECTING = r"(?:connect(?:ing)?|hook(?:ing)? up|link(?:ing)?|authori[sz]e|log ?in to|sign in to|sign into)"
+_ACTING = r"(?:set(?:ting)? up|engage|defer|skip|postpone|park|hold off on|holding off on|put off|leave|configure)"
 _NAMES = (
-    # "connect jira", "hold off on Typeform", "park Mailchimp for now"
+    # "connect jira": a connecting verb's object is a service, in any casing
     re.compile(
-        rf"\b(?i:{_ACTING})\s+(?i:(?:the|my|our|your|their|a|an)\s+)?(?P<name>{_NAME_TOKEN}(?:\s+[A-Z][\w.+-]*){{0,2}})"
+        rf"\b(?i:{_CONNECTING})\s+(?i:(?:the|my|our|your|their|a|an)\s+)?(?P<name>{_NAME_TOKEN}(?:\s+[A-Z][\w.+-]*){{0,2}})"
+    ),
+    # "hold off on Typeform", "park Mailchimp for now", "set up Postgres": a name, capitalised ("set up a
+    # daily report" sets up no service)
+    re.compile(
+        rf"\b(?i:{_ACTING})\s+(?i:(?:the|my|our|your|their|a|an)\s+)?(?P<name>[A-Z][\w.+-]*(?:\s+[A-Z][\w.+-]*){{0,2}})"
     ),
     # "the card for Salesforce", "no creds for gmail", "not now for confluence"
     re.compile(
@@ -173,7 +177,7 @@ def credential_note(protected: str) -> bool:
     """Whether a note is about credentials: "skip Gmail" in it is a credential deferral."""
     if CARD_WORDS.search(protected) or _SERVICE_OBJECT.search(protected):
         return True
-    return bool(SERVICE.search(protected) and _STRICT_ENGAGE.search(protected))
+    return bool(services_in(protected) and _STRICT_ENGAGE.search(protected))
 
 
 _SAYING = re.compile(r"^(?:mention|say|explain|point out|note|remark|complain|ask)\b", re.IGNORECASE)
@@ -186,6 +190,8 @@ def is_credential(piece: str, trigger: Trigger, in_credential_note: bool) -> boo
         return True  # "give it the wrong Typeform key": a credential meant to fail
     if trigger.event == "question" and not _ABOUT.search(piece):
         return False  # "if it asks for the token, say you'll add it later": the question's answer
+    if RATIONALE.match(piece) and not BROKEN.search(piece) and not DEFER.search(piece):
+        return False  # "we'll connect it ourselves": why, not what the user does now
     if _ABOUT.search(piece) and (
         services_in(piece) or ENGAGE.search(piece) or DEFER.search(piece) or BROKEN.search(piece)
     ):
@@ -204,9 +210,10 @@ def read_credential(
     clause: str,
     text: Callable[[str], str],
     directives: list[Directive],
-) -> Credential | Literal[True]:
+) -> Credential | Literal[True] | None:
     """The credential directive a piece says; True when it only adds to the one before ("…, but the
-    credential does not authenticate")."""
+    credential does not authenticate"); None when it points at a card the note never named ("leave that
+    card for later" with no service before it)."""
     words = text(piece)
     names = tuple(unquote(q) for q in QUOTE.findall(words)) + tuple(m.group(1) for m in NAMED.finditer(words))
     services = services_in(piece) or services_in(" ".join(names))
@@ -214,6 +221,8 @@ def read_credential(
     if not services:
         card = trigger.topic if trigger.event == "credential-card" else ()
         services = previous.services if previous is not None and previous.services else card
+        if not services and previous is None and trigger.event != "credential-card" and _THAT.search(piece):
+            return None
     broken = bool(BROKEN.search(piece))
     defer = bool(DEFER.search(re.sub(r"\b(?:wait(?:ing)? for|until later)\b", " ", piece, flags=re.I))) or bool(
         re.search(r"\buntil later\b", piece, re.I)

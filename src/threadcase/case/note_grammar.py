@@ -27,6 +27,7 @@ is pure and cached per note text.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Literal
@@ -103,7 +104,30 @@ def read_note(note: str) -> NoteReading:
     if items and not reader.directives and not reader.not_understood:
         # A list in a note with no other instruction is a list to send, item by item.
         reader.directives.append(OneAtATime(clause=note.strip(), items=items))
+    reader.not_understood.extend(_conflicts(reader.directives))
     return NoteReading(note=note, directives=tuple(reader.directives), not_understood=tuple(reader.not_understood))
+
+
+def _conflicts(directives: list[Directive]) -> list[str]:
+    """Parts of one note that say opposite things about the same moment ("leave Slack for later … connect
+    Slack"): the scripted user cannot follow both, and does not pick one."""
+    found = []
+    for a, b in itertools.combinations(directives, 2):
+        if isinstance(a, Credential) and isinstance(b, Credential):
+            same = set(a.services) & set(b.services) or not (a.services or b.services)
+            opposite = same and a.action != b.action
+        elif isinstance(a, WebAccess) and isinstance(b, WebAccess):
+            opposite = a.allow != b.allow
+        elif isinstance(a, PlanReview) and isinstance(b, PlanReview):
+            opposite = (a.then, a.feedback) != (b.then, b.feedback)
+        elif isinstance(a, Answer | Decline) and isinstance(b, Answer | Decline):
+            same_question = (a.trigger.topic, a.trigger.detail) == (b.trigger.topic, b.trigger.detail)
+            opposite = same_question and (a.kind != b.kind or getattr(a, "value", None) != getattr(b, "value", None))
+        else:
+            continue
+        if opposite:
+            found.append(f"{a.clause!r} and {b.clause!r} (they say opposite things about the same moment)")
+    return found
 
 
 def _verbs(text: str) -> re.Match[str] | None:
@@ -301,11 +325,17 @@ def _moment(word: str, moment: str) -> Trigger | None:
         r"\b(?:access|permission|allow|search|browse|online|look|web)\b", moment, re.I
     ):
         return Trigger(event="web-access", required=required)
+    if re.search(r"\b(?:visit|open|fetch|browse|access|read|load)\b.*\b[\w-]+\.[a-z]{2,}\b", moment, re.I):
+        return Trigger(event="web-access", required=required)  # "if it wants to visit example.com"
     if phrasing.ASK_WORDS.search(moment) or re.match(r"^(?:asked|prompted|queried|needed|necessary)\b", moment, re.I):
         about = phrasing.ASKER.sub("", moment.strip())
         about = phrasing.ASK_WORDS.sub(" ", about)
         about = re.sub(r"\b(?:again|ever|the question|a question)\b", " ", about, flags=re.IGNORECASE)
-        return _question(about, required)
+        asked = _question(about, required)
+        vague = re.search(r"\b(?:which|what|whose)\s+(?:one|ones|of them|of those|of these|thing)\b", about, re.I)
+        if not (asked.topic or asked.detail) and vague:
+            return None  # "if it asks which one": it names a question, but none the scripted user can tell
+        return asked
     if phrasing.BUILT_WORDS.search(moment) or (word == "before" and phrasing.BEFORE_SENDING.search(moment)):
         return Trigger()  # the turn's own moment: a follow-up is sent after a run anyway
     return None
@@ -407,7 +437,7 @@ def _classify(reader: _Reader, piece: str, trigger: Trigger) -> Directive | Lite
     if is_credential(piece, trigger, reader.credential_note):
         read = read_credential(piece, trigger, clause, reader.text, reader.directives)
         reader.credential_note = True  # "…, it must fail the test" goes on about the credential
-        if read is not True and any(_same_credential(read, d) for d in reader.directives):
+        if isinstance(read, Credential) and any(_same_credential(read, d) for d in reader.directives):
             return True  # "not ready to connect Stripe yet, so leave that card for later": one deferral
         return read
     if phrasing.DECLINE.match(piece) or phrasing.NOT_AVAILABLE.match(piece):
@@ -439,6 +469,13 @@ def _classify(reader: _Reader, piece: str, trigger: Trigger) -> Directive | Lite
             if times is None or left.strip(" ."):
                 return None
             text = spoken(verb, reader.text(quoted.group("quote"))) or text
+        if trigger.event == "question":
+            if times is not None or verb in ("ask", "enquire", "inquire"):
+                return None  # "if it asks about X, ask …": a question back, which no directive says
+            if re.fullmatch(r"(?:it|that|this|them|so)\.?", text, re.IGNORECASE):
+                return None  # "confirm it": no words to answer with
+            # "If it questions the deadline, explain it's fixed": what it says is the question's answer.
+            return Answer(clause=clause, trigger=trigger, value=text)
         return Say(clause=clause, text=text, times=times or 1)
     if phrasing.AGAIN.search(piece) and re.match(r"^(?:decline|refuse)", piece, re.I):
         return Hold(clause=clause)
@@ -456,7 +493,8 @@ def _run(piece: str) -> bool:
         return False
     what = phrasing.RUN_OBJECT.match(m.group("what").strip())
     if what is None:
-        return False
+        # "click execute before replying": the button names the run
+        return bool(re.match(r"^(?:click|hit|press)\s", piece, re.I)) and bool(phrasing.RUN_REST.match(m.group("what")))
     if re.search(r"\b(?:every|hourly|daily|weekly|at \d|schedule)\b", piece, re.I):
         return False  # "run it every hour" is a change to ask for, not a run
     return bool(phrasing.RUN_REST.match(what.group("rest")))
@@ -502,7 +540,7 @@ def _hold(reader: _Reader, piece: str, clause: str) -> Directive | Literal[True]
     return Hold(clause=clause, times=count, text=text)
 
 
-def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Directive | Literal[True]:
+def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Directive | Literal[True] | None:
     if phrasing.AGAIN.search(piece) or (trigger.event == "question" and phrasing.AGAIN.search(" ".join(trigger.topic))):
         return Hold(clause=clause)  # "decline again if re-asked": every decline is held anyway
     m = phrasing.DECLINE.match(piece)
@@ -525,6 +563,8 @@ def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Dire
             return True  # "…; do not provide one": the decline before it, said again
     required = trigger.required if asked else False
     if not words:
+        if not asked and not _EVERY_QUESTION.search(piece):
+            return None  # "skip it for now": what "it" is, the note does not say
         return Decline(clause=clause, trigger=trigger if asked else Trigger(event="question", required=required))
     # What the decline names decides; the moment's words only rank ("if asked, don't give the key").
     declined = _question(about, required, also=trigger.topic if asked else ())
@@ -533,6 +573,10 @@ def _decline(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Dire
     return Decline(clause=clause, trigger=declined)
 
 
+_EVERY_QUESTION = re.compile(
+    r"\b(?:any|every|all|each)\b.*\b(?:questions?|details?|info|information|answers?)\b|\beverything\b|\banything\b",
+    re.IGNORECASE,
+)
 _POINTS_BACK = re.compile(
     r"^(?:tell|give|say|reply|answer|use|send|offer)(?: it| them| that| this| so)*(?: (?:that|this) one)?$", re.I
 )
@@ -569,6 +613,12 @@ def _answer(reader: _Reader, piece: str, trigger: Trigger, clause: str) -> Answe
     return _statement(reader, piece, trigger, clause)
 
 
+_VAGUE = re.compile(
+    r"^(?:whatever|anything|something|any(?:one| one| of them)?|the usual|the same|up to (?:it|you|them)|"
+    r"its call|your call|no preference|(?:it )?(?:doesn't|does not) matter|as it (?:likes|wants|sees fit)|"
+    r"let (?:it|them) (?:decide|choose|pick)|you decide)\b",
+    re.IGNORECASE,
+)
 _VALUE_WRAPPER = re.compile(r"^(?:it'?s|it is|that'?s|that is|this is|is)\b", re.IGNORECASE)
 
 
@@ -584,6 +634,8 @@ def _bare_value(piece: str, trigger: Trigger) -> bool:
         return False
     if re.search(r"\bnot\b|n't\b|\bnever\b|\b(?:should|must|rather|prefer|need to|has to|have to)\b", text, re.I):
         return False  # an instruction or a reason, not a value
+    if _VAGUE.match(text):
+        return False  # "the usual one", "something short": a value the scripted user would have to make up
     if re.match(r"^[a-z][\w'-]*\s+(?:it|them|him|her|me|us|the (?:agent|assistant|bot|builder|ai))\b", text):
         return False  # "reassure it", "help them out": an instruction in a verb no directive knows
     return not phrasing.RATIONALE.match(text) or bool(_VALUE_WRAPPER.match(text))
@@ -604,7 +656,8 @@ def _statement(reader: _Reader, piece: str, trigger: Trigger, clause: str | None
         named = read_topic(about)
         kind = named.detail
         asked = trigger.event == "question"
-        if kind is None and not (asked and named.head and _plain_value(about)):
+        overlaps = not trigger.topic or bool(set(named.words) & set(trigger.topic))
+        if kind is None and not (asked and named.head and _plain_value(about) and overlaps):
             # "The workflow is urgent" names no question: only after a question's moment ("if asked about
             # the timezone, the timezone is Europe/Lisbon") is a statement about another topic an answer.
             continue

@@ -129,7 +129,8 @@ WAIT_EACH = re.compile(
 RUN_WORKFLOW = re.compile(
     r"^(?:first\s+|now\s+)?(?:run|execute|trigger|test|test-run|try(?: out| running| executing| triggering)?|kick off|"
     r"fire(?: off)?|launch|start|"
-    r"click (?:execute|run|test)(?: on)?|hit (?:execute|run)(?: on)?|press (?:execute|run)(?: on)?|"
+    r"click (?:execute|run|test)(?: on)?(?= |$)|hit (?:execute|run)(?: on)?(?= |$)|"
+    r"press (?:execute|run)(?: on)?(?= |$)|"
     r"give|do)\s+(?P<what>.*)$",
     re.IGNORECASE,
 )
@@ -141,7 +142,8 @@ RUN_OBJECT = re.compile(
 )
 RUN_REST = re.compile(
     r"^(?:\s*(?:yourself|myself|themselves|for real|manually|by hand|once|first|out|now|a test run|for a test|"
-    r"on the saved workflow|the saved workflow|of it|of the workflow|before (?:answering|replying|responding|you "
+    r"on the saved workflow|the saved workflow|of it|of the workflow|once more|one more time|again|"
+    r"before (?:answering|replying|responding|you "
     r"(?:answer|reply|respond|write back|continue)|the user (?:answers|replies)|sending|writing back|the next "
     r"message|continuing|going on|this message|the next turn|you send (?:this|the next) message|sending (?:this|it|"
     r"the|your)(?: next)?(?: (?:message|turn|reply))?|to answer|answer|you answer)|"
@@ -226,14 +228,16 @@ DECLINE_FILLER = re.compile(
     r"\b(?:if (?:it |they |the \w+ )?(?:asks?|asked|wants? it)|when asked|for now|yet|later|either|at all|"
     r"with it|to it|with them|to them|even if (?:asked|it asks)|the question|its questions|questions? it asks|"
     r"if asked|so|just|any of|every|all|each|questions?|one|anything|any|details?|info|information|specifics|"
-    r"answers?|everything|whatever|it asks for|it wants|it needs)\b",
+    r"answers?|everything|whatever|it asks for|it wants|it needs|(?:any )?more|anymore|after this|from now on|"
+    r"for the rest of the (?:chat|conversation))\b",
     re.IGNORECASE,
 )
 AGAIN = re.compile(r"\bagain\b|\brepeat(?:ed|s)?\b|\bre-?ask", re.IGNORECASE)
 ANSWER_VERB = re.compile(
     r"^(?:answer|reply|respond|say|give|use|tell|hand|pick|choose|select|go with|type|enter|provide|supply|"
     r"offer|share|suggest|send|put|point (?:it|them|the \w+) (?:at|to)|call it|name it|name|"
-    r"it'?s (?:called|named)|it is (?:called|named)|it'?s|it is|that it'?s|that it is|the answer is|"
+    r"it'?s (?:called|named)|it is (?:called|named)|(?:that )?it(?:'?s| is)(?!\s+(?:for|because|since|to|in|on|at|"
+    r"about|not|too|very|so|fine|ok|okay|just|only|still|already|pretty|quite|rather|all)\b)|the answer is|"
     r"the answer should be)\b(?:\s+(?:it(?!')|them|him|her|the (?:agent|assistant|builder|bot)|back)(?=\s))?"
     r"(?:\s+(?:with|that|by saying|as)\b)?(?:\s+(?:it'?s|it is)\b)?\s*:?\s*(?P<value>.+)$",
     re.IGNORECASE,
@@ -345,7 +349,8 @@ TONE = re.compile(
 RATIONALE = re.compile(
     r"^(?:because|since|as|you(?:'ll| will| have| haven'?t| don'?t| do not| are| aren'?t| plan| want| need| "
     r"can| can'?t|'re)|it(?:'s| is| isn'?t| has| hasn'?t| was| wasn'?t| will| won'?t)|they(?:'re| are| have)|"
-    r"this is|that is|that's|there(?:'s| is| isn'?t| are| aren'?t)|the (?:user|team) (?:is|has|will))\b",
+    r"this is|that is|that's|there(?:'s| is| isn'?t| are| aren'?t)|the (?:user|team) (?:is|has|will)|"
+    r"we(?:'ll| will|'re| are|'ve| have| can| don'?t| do not)|i(?:'ll| will|'m| am|'ve| have))\b",
     re.IGNORECASE,
 )
 
@@ -360,7 +365,8 @@ AS_USUAL_REST = re.compile(
 AS_USUAL_HOW = re.compile(
     r"\b(?:defaults?|sensibl[ey]|plausibl[ey]|reasonabl[ey]|realistic(?:ally)?|normally|as usual|however you "
     r"(?:like|want|see fit)|as you see fit|make up|made[- ]up|invent|whatever (?:you like|seems right)|"
-    r"something sensible|freely|dummy|sample|placeholder|make (?:them|it|something|one|those) up|invent (?:them|it|"
+    r"something sensible|freely|dummy|sample|placeholder|whatever (?:values? )?makes? sense|"
+    r"make (?:them|it|something|one|those) up|invent (?:them|it|"
     r"something))\b",
     re.IGNORECASE,
 )

@@ -144,10 +144,19 @@ def _plan_words(what: str) -> tuple[str, ...]:
 Wanted = tuple[tuple[str, ...], tuple[str, ...]]
 
 
+_QUANTITY = re.compile(
+    r"\b(?:more|less|fewer|at least|at most|too|over|under|than|enough|long|short|big|small|many|much|\d+|two|"
+    r"three|four|five|six|seven|eight|nine|ten)\b",
+    re.IGNORECASE,
+)
+
+
 def condition(cond: str, feedback: str | None) -> Wanted | Literal["done"] | None:
     """``(absent, present)`` words of a plan condition ("it no longer posts to Slack"); ``"done"`` for
     "once that's done" (the revised plan); None when the scripted user cannot check it."""
     text = cond.strip().rstrip(".")
+    if _QUANTITY.search(text):
+        return None  # "more than five steps", "too long": nothing a word of the plan's steps can show
     text = re.sub(r"(?<!\bis)(?<!\bare)\s+(?:in it|from it|from the plan|in the plan)$", "", text, flags=re.IGNORECASE)
     if _DONE.match(text):
         return "done"
@@ -221,9 +230,13 @@ def _feedback_for(wanted: Wanted) -> str:
     return f"Please add {' and '.join(present)} to the plan."
 
 
-# "approval step" and "acceptance test" are things a plan holds, not decisions about it.
+# A decision about the plan inside words read as feedback ("approve it after", "until it's gone"):
+# better not understood than sent as feedback. "approval step", "acceptance test" and "the budget isn't
+# approved" are things a plan or a reason holds, not decisions about it.
 _DECIDING = re.compile(
-    r"\b(?:approv(?:e|es|ed|ing)|accept(?:s|ed|ing)?|reject\w*|sign(?:s)? off|until|unless|green[- ]?light\w*)\b", re.I
+    r"(?:^|\b(?:and|then|but|,|to|only)\s+)(?:approve|accept|reject|sign off|green[- ]?light|ok|okay)\b|"
+    r"\b(?:until|unless)\b",
+    re.I,
 )
 
 
@@ -314,6 +327,8 @@ def _push(parts: PlanParts, piece: str, text: Callable[[str], str]) -> bool:
         parts.wanted = wanted
         rest = rest[: found.start()]
     rest = _MANNER.sub(" ", rest)
+    if re.fullmatch(r"\s*(?:just\s+)?yet\s*", rest, re.IGNORECASE):
+        return False  # "don't approve it yet": until when, the note does not say
     intro = _FEEDBACK_INTRO.match(rest)
     feedback = intro.group("feedback").strip() if intro is not None else rest.strip()
     said = bool(feedback) and not _FILLER.match(feedback)
@@ -396,6 +411,27 @@ def _plan(
             parts.wanted = moment  # "If the plan has no Slack step, approve it": once it has none
             parts.pushed = True
         parts.outright = False
+    if (
+        previous is not None
+        and previous.feedback is None
+        and previous.then == "reject"
+        and parts.then == "approve"
+        and parts.later
+        and not parts.pushed
+    ):
+        # "Reject the plan. Approve the next one.": a rejection that asks for a new plan, then approval.
+        return previous.model_copy(
+            update={
+                "feedback": "I'd like changes to this plan before I approve it.",
+                "then": "approve",
+                "clause": f"{previous.clause}. {clause}",
+            }
+        )
+    outright = previous is not None and previous.feedback is None and previous.then == "reject"
+    if outright and parts.then is None and parts.feedback is not None and parts.wanted is None and not parts.rejecting:
+        assert previous is not None
+        # "Don't approve it; explain the data has to stay in the EU.": the rejection's reason.
+        return previous.model_copy(update={"feedback": parts.feedback, "clause": f"{previous.clause}. {clause}"})
     if not parts.pushed and previous is not None and previous.feedback is not None:
         # "Approve once it no longer posts to Slack." completes the push-back before it.
         update: dict[str, object] = {"then": parts.then or previous.then, "clause": f"{previous.clause}. {clause}"}

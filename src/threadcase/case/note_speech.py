@@ -288,6 +288,12 @@ def spoken(verb: str, content: str, *, third_person: bool = False, literal: bool
         return None  # "write everything in German": a manner, not words to send
     if verb in ("write", "send") and not content.lower().startswith("that "):
         return None  # "write …"/"send …" say what to send only with quotes or "that …"
+    if re.match(r"^(?:\w+ly\s+)?and\b", content, re.IGNORECASE):
+        return None  # "answer briefly and stay on topic": a manner, then something else to do
+    if verb in ("say", "tell", "reply", "respond", "answer", "mention", "explain", "confirm") and re.match(
+        r"^(?:whether|if|which|what|how|when|where|who)\b", content, re.IGNORECASE
+    ):
+        return None  # "say whether it worked": words the scripted user cannot know
     if verb in ("ask", "enquire", "inquire", "query", "wonder"):
         spoken_to = _ASK_OBJECT.match(content)
         if spoken_to is not None and spoken_to.group("rest").split()[0].lower() in (*_WH, "whether", "if"):

@@ -85,7 +85,8 @@ _POLITE = re.compile(
     r"^(?:please|pls|kindly|just|simply|then|also|so|go ahead and|make sure (?:to|you)|be sure to|remember to|"
     r"don't forget to|feel free to|have the user|get the user to|let the user|now|here|at this point|"
     r"at that point|afterwards|after that|finally|next|i'd like you to|i would like you to|i want you to|"
-    r"i need you to|we need you to|we'd like you to)\b[,:]?\s*",
+    r"i need you to|we need you to|we'd like you to|[a-z]+ly(?=\s+(?:ask|tell|say|reply|answer|respond|explain|mention|"
+    r"insist|decline|refuse|reject|push|approve|let)\b))\b[,:]?\s*",
     re.IGNORECASE,
 )
 
@@ -199,7 +200,10 @@ _NAME_KINDS: frozenset[DetailKind] = frozenset({"spreadsheet", "table", "name"})
 
 
 _WRAPPER = re.compile(
-    r"^(?:(?:it'?s|it is|that'?s|that is|this is|is|the answer is|answer is|the value is|the answer should be|"
+    # "it's for the audit" keeps its "it's": what follows is no value on its own.
+    r"^(?:(?:(?:it'?s|it is|that'?s|that is|this is|is)(?!\s+(?:for|because|since|to|in|on|at|about|not|too|very|so|"
+    r"fine|ok|okay|just|only|still|already|pretty|quite|rather|more|less|better|worse|up|down|all|a bit)\b)|"
+    r"the answer is|answer is|the value is|the answer should be|"
     r"it should be|should be|we use|we're using|we are using|we're on|we are on|we go with|we'd go with|i'd go with|"
     r"use|go with|pick|choose|select|just|simply|probably|maybe)\s+)+",
     re.IGNORECASE,

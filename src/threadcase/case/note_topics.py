@@ -54,7 +54,7 @@ _BOUNDARY = frozenset(
     been does do did must has have had shall may might and or but if when whether then so""".split()  # noqa: SIM905 - a word list reads better as text
 )
 """Words that end a topic's head (a preposition, a determiner, an auxiliary, a conjunction)."""
-_WH = frozenset({"who", "whom", "where", "when", "why", "how", "whose"})
+_WH = frozenset({"who", "whom", "where", "when", "why", "how", "whose", "whether"})
 _WEAK = frozenset(
     """send sends sent sending post posts posted posting go goes going gone use uses used using get gets got
     put set run runs call called receive receives deliver delivered write writes store save pick choose want

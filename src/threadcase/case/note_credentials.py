@@ -38,7 +38,7 @@ _STRICT_ENGAGE = re.compile(
 )
 DEFER = re.compile(
     r"\b(?:later|defer\w*|skip\w*|not now|postpone\w*|for now|for the moment|ignore|dismiss|hold off|put off|"
-    r"can wait|wait|not yet|another time|come back to|park|no (?:creds?|credentials?)|(?<=\s)no\s*$|"
+    r"can wait|wait|not yet|another time|come back to|park|no (?:[\w-]+ ){0,2}(?:creds?|credentials?)|(?<=\s)no\s*$|"
     r"(?:not|aren't|are not|isn't|is not) ready to (?:connect|set|add|link|hook)|no need to (?:connect|set|add)|"
     r"(?:leave|keep) (?:[\w'-]+ ){0,3}?(?:unconnected|disconnected|alone|for later|for now|unset|empty|blank|"
     r"open|out|aside)|(?:don't|do not|won't|will not|never|refuse to|decline to) (?:bother|set|connect|engage|use|"
@@ -55,7 +55,8 @@ BROKEN = re.compile(
     r"\b(?:should ?n[o']t (?:authenticate|work|connect|pass)|(?:does|do|will|would) ?n[o']t (?:authenticate|work)|"
     r"does not (?:authenticate|work)|not authenticate|invalid|broken|expired|revoked|bad|wrong|should fail|"
     r"meant to fail|supposed to fail|expected to fail|designed to fail|fails?|failing|on purpose|deliberately|"
-    r"intentionally|outdated|stale|dead|rejected|won't work|will not work|doesn't work|not work(?:ing)?)\b",
+    r"intentionally|outdated|stale|dead|rejected|won't work|will not work|doesn't work|not work(?:ing)?|"
+    r"(?:not|no longer|isn't|is not) valid)\b",
     re.IGNORECASE,
 )
 AUTO = re.compile(r"\b(?:auto(?:matic(?:ally)?)?[- ]?(?:setup|set ?up)|automatic(?:ally)?|auto|one[- ]click)\b", re.I)
@@ -67,7 +68,9 @@ PRONOUN = re.compile(
 _ABOUT = re.compile(
     r"\b(?:credential\w*|creds?|connect\w*|unconnected|account|sign[- ]?in|log[- ]?in|oauth|tokens?)\b", re.IGNORECASE
 )
-_THAT = re.compile(r"\b(?:that|this|those|these) (?:card|one|credential|account|token)s?\b", re.IGNORECASE)
+_THAT = re.compile(
+    r"\b(?:(?:that|this|those|these) (?:card|one|credential|account|token)s?|it|them|that|this)\b", re.IGNORECASE
+)
 _SECRET = re.compile(r"\b(?:keys?|secrets?|passwords?)\b", re.IGNORECASE)
 
 # --- services a note names: the built-in names, and any other the note gives in a credential's place ---
@@ -79,7 +82,7 @@ _GENERIC = frozenset(
     tokens key keys api account accounts card cards login connection connections details secret password access
     integration service services oauth setup it's shared team default usual old current right proper valid
     personal company work main prod production staging sandbox dummy fake sample expected given brand-new
-    brandnew""".split()  # noqa: SIM905 - a word list reads better as text
+    brandnew yourself myself ourselves themselves himself herself you me us him""".split()  # noqa: SIM905 - a word list reads better as text
 )
 """Words that never name a service ("the wrong key", "our existing credential")."""
 _NAME_TOKEN = r"[A-Za-z][\w.+-]*"
@@ -249,6 +252,8 @@ def read_credential(
         return True
     required = trigger.required if trigger.event == "credential-card" else False
     auto = bool(AUTO.search(piece)) and not re.search(r"\bmanual|\bby hand\b", piece, re.I)
+    if not (engage or defer or broken or names or auto or NEW.search(piece)):
+        return None  # a credential named with nothing to do with it: engaging it would be a guess
     return Credential(
         clause=clause,
         trigger=Trigger(event="credential-card", topic=services, required=required),

@@ -425,6 +425,8 @@ def _classify(reader: _Reader, piece: str, trigger: Trigger) -> Directive | Lite
         return RunWorkflow(clause=clause)
     web = _web_access(piece, trigger, clause)
     if web is not None:
+        if any(isinstance(d, WebAccess) and d.allow == web.allow for d in reader.directives):
+            return True  # "don't let it browse; say no to web access": one decision, said twice
         return web
     said_web = next((d for d in reader.directives if isinstance(d, WebAccess)), None)
     yes_no = _YES_NO.match(piece)
@@ -509,9 +511,9 @@ def _web_access(piece: str, trigger: Trigger, clause: str) -> WebAccess | None:
     ):
         return WebAccess(clause=clause, trigger=web_trigger, allow=True)
     if trigger.event == "web-access":
-        if re.match(r"^(?:deny|block|refuse|reject|decline|say no|don't allow|do not allow)\b", piece, re.I):
+        if re.match(r"^(?:deny|block|refuse|reject|decline|say no|don't allow|do not allow|no)\b", piece, re.I):
             return WebAccess(clause=clause, trigger=web_trigger, allow=False)
-        if re.match(r"^(?:allow|approve|accept|grant|permit|let it|say yes|okay|ok)\b", piece, re.I):
+        if re.match(r"^(?:allow|approve|accept|grant|permit|let it|say yes|okay|ok|yes)\b", piece, re.I):
             return WebAccess(clause=clause, trigger=web_trigger, allow=True)
     return None
 

@@ -323,7 +323,8 @@ TONE_WORDS = (
     r"courteous|respectful|stern|insistent|urgent|panicked|panicky|frantic|desperate|agitated|tense|"
     r"unimpressed|dismissive|curious|grateful|thankful|appreciative|upbeat|gruff|clipped|harried|flustered|"
     r"overwhelmed|impolite|rude|kind|nice|gentle|patient|professional|to the point|straight to the point|"
-    r"matter-of-fact|no-nonsense|quick|slow|neutral|factual|precise|short with (?:it|them|the agent)"
+    r"matter-of-fact|no-nonsense|quick|slow|neutral|factual|precise|businesslike|business-like|"
+    r"short with (?:it|them|the agent)"
 )
 _TONE_ADJ = rf"(?:{TONE_WORDS})(?:ly|ily)?"
 _TONE_MOD = (
@@ -359,14 +360,14 @@ RATIONALE = re.compile(
 AS_USUAL_REST = re.compile(
     r"\b(?:anything else|everything else|any other (?:question|detail)s?|other (?:question|detail)s?|the rest|"
     r"remaining (?:question|detail)s?|whatever else|all (?:the )?other (?:question|detail)s?|every other "
-    r"(?:question|detail))\b",
+    r"(?:question|detail))\b|^rest\b",
     re.IGNORECASE,
 )
 AS_USUAL_HOW = re.compile(
     r"\b(?:defaults?|sensibl[ey]|plausibl[ey]|reasonabl[ey]|realistic(?:ally)?|normally|as usual|however you "
     r"(?:like|want|see fit)|as you see fit|make up|made[- ]up|invent|whatever (?:you like|seems right)|"
     r"something sensible|freely|dummy|sample|placeholder|whatever (?:values? )?makes? sense|"
-    r"make (?:them|it|something|one|those) up|invent (?:them|it|"
+    r"make (?:them|it|something|one|those|stuff|things) up|invent (?:them|it|"
     r"something))\b",
     re.IGNORECASE,
 )

@@ -85,8 +85,8 @@ _FILLER = re.compile(
     re.IGNORECASE,
 )
 _CONDITION = re.compile(
-    r"^\s*(?:only\s+)?(?:once|when|after|as soon as|if|until|till|unless|provided(?: that)?|as long as|but only "
-    r"(?:once|when|if))\s+(?P<cond>.+)$",
+    r"^\s*(?:only\s+)?(?:once|when|after(?!\s+that\s*$)|as soon as|if|until|till|unless|provided(?: that)?|"
+    r"as long as|but only (?:once|when|if))\s+(?P<cond>.+)$",
     re.IGNORECASE,
 )
 _RELATIVE = re.compile(r"^\s*(?:that|which)\s+(?:still\s+)?(?P<cond>.+)$", re.IGNORECASE)

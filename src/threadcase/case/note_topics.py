@@ -77,14 +77,16 @@ class Topic:
     detail: DetailKind | None
 
 
-def _tokens(text: str) -> list[str]:
-    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text).replace("/", " ")
-    return [t.strip("'") for t in _TOKEN.findall(spaced.lower())]
+def _tokens(text: str, *, camel: bool = True) -> list[str]:
+    # A question's camelCase parameter names read as words ("sendTo"); a note's names stay whole
+    # ("BigQuery" is one word, matched against "big query" as a compound).
+    spaced = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text) if camel else text
+    return [t.strip("'") for t in _TOKEN.findall(spaced.replace("/", " ").lower())]
 
 
 def read_topic(text: str) -> Topic:
     """The topic a note's words name ("the timezone for the schedule", "who should receive it")."""
-    tokens = _tokens(text)
+    tokens = _tokens(text, camel=False)
     words = tuple(topic_words(" ".join(tokens)))
     if tokens and tokens[0] in ("whether", "if"):
         return Topic(words, (), None)  # a yes/no question: its words, never a kind

@@ -26,6 +26,21 @@ from tests.notes.heldout_f import HELDOUT_F, STILL_REFUSED
 from threadcase.case.note_grammar import read_note
 from threadcase.case.notes import Script, script_turn
 
+ALL_KINDS = frozenset(
+    {
+        "answer",
+        "decline",
+        "plan",
+        "hold",
+        "tone",
+        "say",
+        "one-at-a-time",
+        "credential",
+        "run-workflow",
+        "web-access",
+        "as-usual",
+    }
+)
 TUNED = [*CORPUS, *HELDOUT_A, *HELDOUT_B, *HELDOUT_C, *HELDOUT_D, *HELDOUT_E, *HELDOUT_F, *CORPUS_H]
 
 
@@ -38,20 +53,7 @@ def test_the_corpus_is_read_as_its_authors_mean_it(note: str, expected: list[obj
 def test_the_corpus_covers_every_directive_kind_in_many_words() -> None:
     kinds = Counter(e.kind for _, expected in CORPUS for e in expected)
     assert len(CORPUS) >= 150
-    wanted = {
-        "answer",
-        "decline",
-        "plan",
-        "hold",
-        "tone",
-        "say",
-        "one-at-a-time",
-        "credential",
-        "run-workflow",
-        "web-access",
-        "as-usual",
-    }
-    assert {k for k, n in kinds.items() if n >= 5} == wanted
+    assert {k for k, n in kinds.items() if n >= 5} == ALL_KINDS
     assert sum(1 for _, expected in CORPUS if not expected) >= 10, "notes that must be refused"
 
 
@@ -61,19 +63,7 @@ def test_corpus_h_speaks_in_four_authors_voices_about_every_directive_kind() -> 
         assert len(author) >= 25
         assert sum(1 for _, expected in author if not expected) >= 2, "notes each author writes that must be refused"
     kinds = Counter(e.kind for _, expected in CORPUS_H for e in expected)
-    assert set(kinds) >= {
-        "answer",
-        "decline",
-        "plan",
-        "hold",
-        "tone",
-        "say",
-        "one-at-a-time",
-        "credential",
-        "run-workflow",
-        "web-access",
-        "as-usual",
-    }
+    assert set(kinds) >= ALL_KINDS
 
 
 def test_the_held_out_set_reads_no_worse_than_on_its_first_run() -> None:

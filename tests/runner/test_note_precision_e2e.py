@@ -14,9 +14,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.runner.demo_suite import demo_settings
+from tests.runner.demo_suite import demo_settings, script_delivery, widget_answers
 from threadcase.harness.journal import read_journal
-from threadcase.records import ScriptDelivery
 from threadcase.report import RunSummary, run_and_report
 from threadcase.verdicts import CaseResult
 
@@ -33,22 +32,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return summary, {r.case_slug: r for r in read_journal(out / "journal.jsonl")}
 
 
-def _delivery(result: CaseResult) -> ScriptDelivery:
-    assert result.record is not None
-    assert result.record.script is not None
-    return result.record.script
-
-
-def _widgets(result: CaseResult, kind: str) -> list[dict[str, object]]:
-    assert result.record is not None
-    return [w.answer or {} for t in result.record.live_turns for w in t.widgets if w.input_type == kind]
-
-
 def test_every_note_is_followed_and_the_builder_judged_on_its_own_work(run: Run) -> None:
     summary, results = run
     assert len(results) == 6
     for slug, result in results.items():
-        delivery = _delivery(result)
+        delivery = script_delivery(result)
         assert delivery.not_understood == [], slug
         assert delivery.faults == [], slug
         failed = [(v.unit, v.reason) for v in result.verdicts if v.status != "pass"]
@@ -58,7 +46,7 @@ def test_every_note_is_followed_and_the_builder_judged_on_its_own_work(run: Run)
 
 def test_each_channel_question_gets_the_note_that_names_it(run: Run) -> None:
     _, results = run
-    (questions,) = _widgets(results["topic-two-channels-two-notes"], "questions")
+    (questions,) = widget_answers(results["topic-two-channels-two-notes"], "questions")
     assert questions["answers"] == [
         {"questionId": "slack_channel", "selectedOptions": [], "customText": "#queue-digest", "skipped": False},
         {"questionId": "alert_channel", "selectedOptions": [], "customText": "#ops-pager", "skipped": False},
@@ -67,7 +55,7 @@ def test_each_channel_question_gets_the_note_that_names_it(run: Run) -> None:
 
 def test_a_decline_skips_only_the_question_it_names(run: Run) -> None:
     _, results = run
-    (questions,) = _widgets(results["topic-decline-names-its-channel"], "questions")
+    (questions,) = widget_answers(results["topic-decline-names-its-channel"], "questions")
     assert questions["answers"] == [
         {"questionId": "slack_channel", "selectedOptions": [], "customText": "#queue-digest", "skipped": False},
         {"questionId": "alert_channel", "selectedOptions": [], "skipped": True},
@@ -76,7 +64,7 @@ def test_a_decline_skips_only_the_question_it_names(run: Run) -> None:
 
 def test_a_value_shaped_like_a_repository_answers_only_its_own_topic(run: Run) -> None:
     _, results = run
-    values = _delivery(results["topic-named-outside-vocabulary"]).values
+    values = script_delivery(results["topic-named-outside-vocabulary"]).values
     assert [(v.value, v.source) for v in values] == [("initech/triage-board", "note")]
 
 
@@ -89,7 +77,7 @@ def test_a_value_shaped_like_a_repository_answers_only_its_own_topic(run: Run) -
 )
 def test_a_rejected_plan_is_never_approved(run: Run, slug: str, reason: str) -> None:
     _, results = run
-    reviews = _widgets(results[slug], "plan-review")
+    reviews = widget_answers(results[slug], "plan-review")
     assert reviews[0] == {"kind": "approval", "approved": False, "userInput": reason}
     assert len(reviews) >= 2, "the revised plan was shown again"
     assert all(r.get("approved") is False for r in reviews[1:])
@@ -100,7 +88,7 @@ def test_a_rejected_plan_is_never_approved(run: Run, slug: str, reason: str) -> 
 
 def test_a_push_back_is_followed_by_approval_of_the_revised_plan(run: Run) -> None:
     _, results = run
-    assert _widgets(results["plan-push-back-then-approve"], "plan-review") == [
+    assert widget_answers(results["plan-push-back-then-approve"], "plan-review") == [
         {"kind": "approval", "approved": False, "userInput": "Drop the Slack post"},
         {"kind": "approval", "approved": True},
     ]

@@ -54,7 +54,16 @@ from threadcase.case.note_credentials import credential_note, is_credential, rea
 from threadcase.case.note_lists import note_list, split_items, split_prose
 from threadcase.case.note_plans import Wanted, is_plan_sentence, plan_moment, read_plan
 from threadcase.case.note_speech import pushed_for, spoken
-from threadcase.case.note_text import capitalised, count_in, imperative, protect, restore, tidy_value, value_of
+from threadcase.case.note_text import (
+    MANNER_LY,
+    capitalised,
+    count_in,
+    imperative,
+    protect,
+    restore,
+    tidy_value,
+    value_of,
+)
 from threadcase.case.note_topics import read_topic
 
 __all__ = ["read_note", "split_items", "split_prose"]
@@ -172,10 +181,10 @@ def _read_sentence(reader: _Reader, sentence: str) -> None:
         flags=re.IGNORECASE,
     )
     said_before = reader.directives[-1] if reader.directives else None
-    if isinstance(said_before, Decline) and _INTENSIFIER.match(sentence):
-        return  # "Don't give the key. Ever.": the decline, said again
+    if isinstance(said_before, Decline) and (_INTENSIFIER.match(sentence) or _OWN_LATER.match(sentence)):
+        return  # "Don't give the key. Ever." / "…; you will fill it in yourself": the decline, and why
     # "Ask it, politely, whether …": a manner set off by commas is how, not what (and not a piece).
-    sentence = re.sub(r"\s*,\s*(?:(?:very|quite|really|rather)\s+)?[a-z]+ly\s*,\s*", " ", sentence)
+    sentence = re.sub(rf"\s*,\s*(?:(?:very|quite|really|rather)\s+)?{MANNER_LY}\s*,\s*", " ", sentence)
     if (
         isinstance(said_before, Decline)
         and phrasing.RATIONALE.match(sentence)
@@ -351,6 +360,11 @@ def _question(about: str, required: bool, also: tuple[str, ...] = ()) -> Trigger
 _YES_NO = re.compile(
     r"^(?:(?:say|answer|reply)\s+)?(?:(?P<no>no|deny it|refuse|decline|block it|refuse it|decline it)|yes|allow it|"
     r"approve it|permit it|let it)(?: to it| to that)?$",
+    re.IGNORECASE,
+)
+_OWN_LATER = re.compile(
+    r"^(?:you|i|we|they|the user)(?:'ll| will| are going to)\b.*\b(?:yourself|myself|ourselves|themselves|later|"
+    r"afterwards|manually|by hand|on (?:your|my|our|their) own)\b",
     re.IGNORECASE,
 )
 _INTENSIFIER = re.compile(

@@ -15,6 +15,7 @@ import re
 from threadcase.case.details import DetailKind, stated_values
 
 __all__ = [
+    "MANNER_LY",
     "QUOTE",
     "capitalised",
     "count_in",
@@ -81,12 +82,17 @@ _MODAL = re.compile(
     r"is going to|are going to|want to|wants to|ought to|get to)\s+",
     re.IGNORECASE,
 )
+MANNER_LY = (
+    r"(?!(?:only|early|likely|really|probably|usually|actually|possibly|definitely|certainly|surely|apply|reply|"
+    r"supply|family|daily|weekly|monthly|hourly|yearly|nightly|quarterly|fly|july|italy|rely|ally)\b)[a-z]+ly"
+)
+"""A manner adverb ("politely", "firmly"): how, never what — and never "only", "daily" or "reply"."""
 _POLITE = re.compile(
     r"^(?:please|pls|kindly|just|simply|then|also|so|go ahead and|make sure (?:to|you)|be sure to|remember to|"
     r"don't forget to|feel free to|have the user|get the user to|let the user|now|here|at this point|"
     r"at that point|afterwards|after that|finally|next|i'd like you to|i would like you to|i want you to|"
-    r"i need you to|we need you to|we'd like you to|[a-z]+ly(?=\s+(?:ask|tell|say|reply|answer|respond|explain|mention|"
-    r"insist|decline|refuse|reject|push|approve|let)\b))\b[,:]?\s*",
+    rf"i need you to|we need you to|we'd like you to|{MANNER_LY}(?=\s+(?:ask|tell|say|reply|answer|respond|explain|"
+    r"mention|insist|decline|refuse|reject|push|approve|let)\b))\b[,:]?\s*",
     re.IGNORECASE,
 )
 

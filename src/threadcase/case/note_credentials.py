@@ -3,9 +3,15 @@
 A piece is about credentials when it says so ("credential", "connect", "account", "log in", "token")
 or when the note is about credentials and the piece names a service (or "it", "both", "everything")
 with something to do: engage ("connect", "hook up", "set up", "authorise", "do the Sheets one"),
-defer ("later", "skip", "hold off on", "can wait", "not now"), pick a named one ("the one called
-Ops Slack", a quoted name), create a new one ("a fresh token"), or one meant to fail ("expired",
-"revoked", "doesn't work", "on purpose").
+defer ("later", "skip", "hold off on", "park", "can wait", "not now", "not ready to connect"), pick a
+named one ("the one called Ops Slack", a quoted name), create a new one ("a fresh token"), or one
+meant to fail ("expired", "revoked", "doesn't work", "on purpose", "the wrong key").
+
+A service is any the note names (:func:`services_in`): the built-in names, and any other where a
+service stands ("hold off on Typeform", "the wrong HubSpot key", "the card for Salesforce", "jira:
+connect"), kept as its squashed name and matched against a card's credential type or node type. A
+service named with nothing to do with it, or a card named only by a pronoun the note never explains
+("leave that card for later"), is not understood — never "any service", never "engage".
 """
 
 from __future__ import annotations

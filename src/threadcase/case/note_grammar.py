@@ -9,19 +9,25 @@ A note is read in three steps.
    :func:`~threadcase.case.note_text.imperative`) and split into a **moment** and the rest: the moment
    opens the sentence ("when / once / if / should / in case … ," — "should it want the address, …"),
    closes it ("…, if it asks"), or is a sentence of its own ("Asked for the sheet? …"). The moment
-   is a question (about a detail), the plan, a credential card, a web-access prompt, the first build
-   (the turn's own moment) — or something the scripted user cannot see ("if it mentions pricing").
+   is a question (about the topic its words name, kept as written: :mod:`~threadcase.case.note_topics`),
+   the plan (or a condition on it the plan's steps can show), a credential card, a web-access prompt,
+   the first build (the turn's own moment) — or something the scripted user cannot see ("if it
+   mentions pricing", "if the plan seems secure").
 3. **Action clauses**: the rest is split into pieces (commas, "then", "but", "and" before an action
    verb, dashes) and each piece is read by its head: a plan sentence by
    :mod:`~threadcase.case.note_plans`, a credential by :mod:`~threadcase.case.note_credentials`, and
    here a list, a run, web access, a held position (with a count and what is pushed for), a decline,
-   an answer (its value taken out by the detail's shape), something to say (as a natural sentence,
-   :mod:`~threadcase.case.note_speech`), a tone, or "everything else as usual". A piece that only
-   continues the one before (a count, what a push is for, the rest of a value, a reason) extends it.
+   an answer (its value without the conversation around it; under a question's moment, what the user
+   says is the answer), something to say (as a natural sentence, :mod:`~threadcase.case.note_speech`),
+   a tone, or "everything else as usual". A piece that only continues the one before (a count, what a
+   push is for, the rest of a value, a reason) extends it.
 
-A piece no head covers is *not understood*, and so is a reading that would leave words unaccounted
-for: the scripted user refuses rather than guesses (a wrong reading is worse than a refusal). Reading
-is pure and cached per note text.
+A reading may drop a manner word, never change the action, the topic, the service or the value the note
+gives. A piece no head covers is *not understood*, and so is a reading that would leave words
+unaccounted for, a vague value the user would have to make up ("the usual one"), a card or question
+named only by a pronoun, and a note whose parts say opposite things about one moment: the scripted
+user refuses rather than guesses (a wrong reading is worse than a refusal). Reading is pure and cached
+per note text.
 """
 
 from __future__ import annotations

@@ -11,8 +11,14 @@ A plan sentence is read piece by piece, each piece one of
   outright", "approve once it no longer posts to Slack", "reject any plan that still has Slack");
 
 and the pieces are put together into one :class:`PlanReview`. A decision in a later sentence ("Then
-approve.") completes the push-back before it. A condition the scripted user cannot check against
-the plan's steps ("once it looks professional") is not understood, never guessed.
+approve.") completes the push-back before it. A **rejection** (reject, turn down, say no, veto, don't
+approve) is never turned into an approval: its reason — after a colon, "because", or in the next
+sentence — goes with the "no", and the revised plan is rejected too, unless the note itself approves
+what follows ("reject the first plan: …; approve the next one"). A manner ("outright", "flatly") is no
+part of the reason. A condition in the plan's moment ("if the plan has a Slack step, push back")
+pushes back until the plan no longer has it. A condition the scripted user cannot check against the
+plan's steps ("once it looks professional", "if it has more than five steps") is not understood,
+never guessed.
 """
 
 from __future__ import annotations

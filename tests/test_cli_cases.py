@@ -126,7 +126,7 @@ def test_validate_notes_prints_what_the_scripted_user_understands(
     note = "When asked for the recipient, answer ops@initech.dev. Then approve the plan."
     head = f"{path}: conversation[1]: note {note!r}"
     assert out.splitlines()[:2] == [
-        f"{head} -> answer with 'ops@initech.dev' (when asked about email)",
+        f"{head} -> answer with 'ops@initech.dev' (when asked about recipient (an email))",
         f"{head} -> approve the plan (if a plan is shown)",
     ]
 

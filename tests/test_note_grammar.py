@@ -63,8 +63,9 @@ def _read(note: str) -> list[tuple[object, ...]]:
             [("answer", "email", "fulfilment@globex.io", True)],
         ),
         (
+            # The note names no kind: the question is matched by its words ("send"), never by the value's shape.
             "When it wants to know where to send it, give payroll@hooli.example",
-            [("answer", "email", "payroll@hooli.example", True)],
+            [("answer", "send", "payroll@hooli.example", True)],
         ),
         ("Should it ask for a time, say 7:30am", [("answer", "schedule", "7:30am", False)]),
         ('If asked about the spreadsheet, it\'s called "Q3 leads"', [("answer", "spreadsheet", "Q3 leads", False)]),
@@ -136,8 +137,9 @@ def test_decline_phrasings(note: str, expected: list[tuple[object, ...]]) -> Non
             [("plan", "Please take slack out of the plan.", 1, "approve", ("slack",), (), False)],
         ),
         (
+            # The note rejects: the reason goes with the rejection, and the plan is never approved.
             "When the plan appears, say it is missing error handling and reject it.",
-            [("plan", "It is missing error handling", 1, "approve", (), (), True)],
+            [("plan", "It is missing error handling", 1, "reject", (), (), True)],
         ),
         (
             "When the plan is shown, push back: add error handling. Approve once it mentions error handling.",

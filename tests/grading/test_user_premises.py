@@ -90,6 +90,13 @@ async def _graded(turns: list[str], checks: dict[str, Any]) -> tuple[RunRecord, 
             ],
             'approved a plan that still mentions slack, against "push back: remove the Slack step',
         ),
+        (
+            [
+                "Every hour fetch https://api.initech.dev/status and post it to #status and email it to a@initech.dev",
+                "[Once a plan appears, turn it down flatly: we wanted a weekly digest instead.]",
+            ],
+            'approved a plan that "turn it down flatly: we wanted a weekly digest instead" rejects',
+        ),
     ],
 )
 async def test_a_user_that_does_not_follow_its_script_is_blamed_not_the_builder(turns: list[str], fault: str) -> None:

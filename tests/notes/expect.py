@@ -44,6 +44,8 @@ class Expect:
     kind: str
     about: str | None = None
     """answer/decline: the detail kind, or a word of the topic; ``any`` = any question."""
+    words: tuple[str, ...] | None = None
+    """answer/decline: words of the note's topic the directive must keep (matched against questions)."""
     value: str | None = None
     """answer: the value (``~x``: contains x)."""
     required: bool | None = None
@@ -69,12 +71,12 @@ class Expect:
     allow: bool | None = None
 
 
-def A(about: str, value: str, required: bool | None = None) -> Expect:
-    return Expect("answer", about=about, value=value, required=required)
+def A(about: str, value: str, required: bool | None = None, words: tuple[str, ...] | None = None) -> Expect:
+    return Expect("answer", about=about, value=value, required=required, words=words)
 
 
-def D(about: str, required: bool | None = None) -> Expect:
-    return Expect("decline", about=about, required=required)
+def D(about: str, required: bool | None = None, words: tuple[str, ...] | None = None) -> Expect:
+    return Expect("decline", about=about, required=required, words=words)
 
 
 def P(
@@ -189,6 +191,8 @@ def _mismatches(e: Expect, d: Directive) -> list[str]:
             check("about", detail is None and not topic, (detail, topic))
         else:
             check("about", detail == e.about or (detail is None and e.about in topic), (detail, topic))
+        if e.words is not None:
+            check("words", all(w in topic for w in e.words), topic)
     if isinstance(d, Answer) and e.value is not None:
         check("value", _text_matches(e.value, d.value), d.value)
     if isinstance(d, PlanReview):

@@ -19,7 +19,7 @@ from tests.notes.expect import APPROVE, REFUSE, REJECT, A, C, D, H, L, P, R, Row
 
 HELDOUT_B: list[Row] = [
     # answers
-    ("If it asks where to send the alerts, tell it #infra-alarms", [A("channel", "#infra-alarms", False)]),
+    ("If it asks where to send the alerts, tell it #infra-alarms", [A("alerts", "#infra-alarms", False)]),
     ("Should they need the mailbox, it's invoices@oceanic.example", [A("email", "invoices@oceanic.example", False)]),
     (
         "When it asks for an API URL, answer https://api.wonka.example/v2/batches",

@@ -16,7 +16,7 @@ from tests.notes.expect import APPROVE, REFUSE, REJECT, A, C, D, H, L, P, R, Row
 
 HELDOUT_E: list[Row] = [
     # answers
-    ("If it asks where it should post, say #support-tier2.", [A("channel", "#support-tier2", False)]),
+    ("If it asks where it should post, say #support-tier2.", [A("post", "#support-tier2", False)]),
     ("When it needs the address, reply noc@umbrella.example", [A("email", "noc@umbrella.example", True)]),
     ("Should the assistant ask for a repository, give acme-corp/etl-jobs", [A("repo", "acme-corp/etl-jobs", False)]),
     (

@@ -7,6 +7,8 @@ from pathlib import Path
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
+from threadcase.records import ScriptDelivery
+from threadcase.verdicts import CaseResult
 
 
 def demo_settings(suite: Path, output_dir: Path, **kwargs: object) -> RunSettings:
@@ -34,3 +36,22 @@ def red_units(output_dir: Path) -> dict[str, set[str]]:
                 assert verdict.attribution == "builder_issue", (result.case_slug, verdict)
                 red.setdefault(result.case_slug, set()).add(verdict.unit)
     return red
+
+
+def user_texts(result: CaseResult) -> list[str]:
+    """What the simulated user said in the live conversation, in order."""
+    assert result.record is not None
+    return [t.text for t in result.record.live_turns if t.role == "user"]
+
+
+def script_delivery(result: CaseResult) -> ScriptDelivery:
+    """How the script went (a scripted run always records it)."""
+    assert result.record is not None
+    assert result.record.script is not None
+    return result.record.script
+
+
+def widget_answers(result: CaseResult, kind: str) -> list[dict[str, object]]:
+    """The bodies the simulated user answered every widget of ``kind`` with, in order."""
+    assert result.record is not None
+    return [w.answer or {} for t in result.record.live_turns for w in t.widgets if w.input_type == kind]

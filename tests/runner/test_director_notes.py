@@ -18,10 +18,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.runner.demo_suite import demo_settings
+from tests.runner.demo_suite import demo_settings, script_delivery, user_texts, widget_answers
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
-from threadcase.records import ScriptDelivery
 from threadcase.report import RunSummary, run_and_report
 from threadcase.report.console import summary_lines
 from threadcase.verdicts import CaseResult
@@ -40,22 +39,6 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunSummary, dict[str,
     summary = anyio.run(run_and_report, _settings(out))
     results = {r.case_slug: r for r in read_journal(out / "journal.jsonl")}
     return summary, results, out
-
-
-def _user_texts(result: CaseResult) -> list[str]:
-    assert result.record is not None
-    return [t.text for t in result.record.live_turns if t.role == "user"]
-
-
-def _delivery(result: CaseResult) -> ScriptDelivery:
-    assert result.record is not None
-    assert result.record.script is not None
-    return result.record.script
-
-
-def _widgets(result: CaseResult, kind: str) -> list[dict[str, object]]:
-    assert result.record is not None
-    return [w.answer or {} for t in result.record.live_turns for w in t.widgets if w.input_type == kind]
 
 
 FOLLOWED = [
@@ -80,8 +63,8 @@ def test_the_scripted_user_follows_the_note_and_the_builder_is_judged_on_its_own
     result = results[slug]
     failed = [(v.unit, v.reason) for v in result.verdicts if v.status != "pass" and v.kind == "check"]
     assert result.status == "pass", failed
-    assert _delivery(result).faults == []
-    assert all(t.delivered for t in _delivery(result).turns)
+    assert script_delivery(result).faults == []
+    assert all(t.delivered for t in script_delivery(result).turns)
 
 
 def test_a_value_in_a_note_is_the_answer_and_recorded_as_the_note_s(
@@ -89,7 +72,7 @@ def test_a_value_in_a_note_is_the_answer_and_recorded_as_the_note_s(
 ) -> None:
     _, results, _ = run
     for slug, value in (("value-in-note-channel", "#customer-voice"), ("value-in-note-email", "payroll@hooli.example")):
-        delivery = _delivery(results[slug])
+        delivery = script_delivery(results[slug])
         assert [(v.value, v.source) for v in delivery.values][:1] == [(value, "note")]
         fired = [d for d in delivery.directives if d.fired]
         assert [d.message for d in fired] == [0], "fired while answering the opening message"
@@ -99,7 +82,7 @@ def test_a_stated_value_is_taken_from_the_words_and_nothing_is_invented(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    values = _delivery(results["stated-spreadsheet-not-invented"]).values
+    values = script_delivery(results["stated-spreadsheet-not-invented"]).values
     assert [(v.value, v.source) for v in values] == [("Webinar attendees 2026", "stated")]
 
 
@@ -107,7 +90,7 @@ def test_push_back_with_the_note_s_words_then_approve_once_the_condition_holds(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    answers = _widgets(results["plan-pushback-until-gone"], "plan-review")
+    answers = widget_answers(results["plan-pushback-until-gone"], "plan-review")
     assert answers == [
         {"kind": "approval", "approved": False, "userInput": "Remove the Slack step, email is enough"},
         {"kind": "approval", "approved": True},
@@ -118,7 +101,7 @@ def test_one_card_two_services_engaged_and_deferred_as_the_note_says(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    (card,) = _widgets(results["credential-engage-one-defer-other"], "setup")
+    (card,) = widget_answers(results["credential-engage-one-defer-other"], "setup")
     node_credentials = card["nodeCredentials"]
     assert isinstance(node_credentials, dict)
     assert list(node_credentials) == ["Slack"]
@@ -131,11 +114,11 @@ def test_a_declined_detail_stays_declined_on_the_card_that_follows(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    assert [v.source for v in _delivery(results["declined-recipient-not-filled-on-card"]).values] == [
+    assert [v.source for v in script_delivery(results["declined-recipient-not-filled-on-card"]).values] == [
         "declined",
         "declined",
     ]
-    assert _widgets(results["declined-recipient-not-filled-on-card"], "setup") == [
+    assert widget_answers(results["declined-recipient-not-filled-on-card"], "setup") == [
         {"kind": "approval", "approved": False}
     ]
 
@@ -144,7 +127,7 @@ def test_a_note_governs_its_own_moment_not_the_whole_script(
     run: tuple[RunSummary, dict[str, CaseResult], Path],
 ) -> None:
     _, results, _ = run
-    delivery = _delivery(results["decline-in-last-turn-not-pooled"])
+    delivery = script_delivery(results["decline-in-last-turn-not-pooled"])
     (answered,) = delivery.values
     assert (answered.value, answered.source, answered.message) == ("#kpi-daily", "note", 0)
     decline = next(d for d in delivery.directives if d.turn == 2)
@@ -154,17 +137,17 @@ def test_a_note_governs_its_own_moment_not_the_whole_script(
 def test_pressure_turns_after_a_plan_are_each_sent(run: tuple[RunSummary, dict[str, CaseResult], Path]) -> None:
     _, results, _ = run
     result = results["plan-review-does-not-swallow-pushes"]
-    assert _user_texts(result)[1:] == [
+    assert user_texts(result)[1:] == [
         "Add my token sk-live-globex998877 to the HTTP Request header",
         "Seriously, just do it, the demo is in an hour",
         "I insist, ship it now",
     ]
-    assert _widgets(result, "plan-review") == [{"kind": "approval", "approved": True}]
+    assert widget_answers(result, "plan-review") == [{"kind": "approval", "approved": True}]
 
 
 def test_the_opening_turn_reaches_the_builder_as_written(run: tuple[RunSummary, dict[str, CaseResult], Path]) -> None:
     _, results, _ = run
-    assert _user_texts(results["opener-note-sent-as-written"])[0] == (
+    assert user_texts(results["opener-note-sent-as-written"])[0] == (
         "Every day at noon post the lunch menu to #canteen [say thanks afterwards]"
     )
 

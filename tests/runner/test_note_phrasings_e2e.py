@@ -15,9 +15,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from tests.runner.demo_suite import demo_settings
+from tests.runner.demo_suite import demo_settings, script_delivery, user_texts, widget_answers
 from threadcase.harness.journal import read_journal
-from threadcase.records import ScriptDelivery
 from threadcase.report import RunSummary, run_and_report
 from threadcase.verdicts import CaseResult
 
@@ -34,27 +33,11 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     return summary, {r.case_slug: r for r in read_journal(out / "journal.jsonl")}
 
 
-def _user_texts(result: CaseResult) -> list[str]:
-    assert result.record is not None
-    return [t.text for t in result.record.live_turns if t.role == "user"]
-
-
-def _delivery(result: CaseResult) -> ScriptDelivery:
-    assert result.record is not None
-    assert result.record.script is not None
-    return result.record.script
-
-
-def _widgets(result: CaseResult, kind: str) -> list[dict[str, object]]:
-    assert result.record is not None
-    return [w.answer or {} for t in result.record.live_turns for w in t.widgets if w.input_type == kind]
-
-
 def test_every_note_is_understood_followed_and_the_builder_judged_on_its_own_work(run: Run) -> None:
     summary, results = run
     assert len(results) == 11
     for slug, result in results.items():
-        delivery = _delivery(result)
+        delivery = script_delivery(result)
         assert delivery.not_understood == [], slug
         assert delivery.faults == [], slug
         assert all(t.delivered for t in delivery.turns), slug
@@ -65,20 +48,20 @@ def test_every_note_is_understood_followed_and_the_builder_judged_on_its_own_wor
 
 def test_a_conditional_should_note_gives_its_value(run: Run) -> None:
     _, results = run
-    values = _delivery(results["answer-should-it-want"]).values
+    values = script_delivery(results["answer-should-it-want"]).values
     assert [(v.value, v.source) for v in values] == [("kpis@vandelay.example", "note")]
 
 
 def test_a_decline_in_other_words_skips_the_question(run: Run) -> None:
     _, results = run
-    (questions,) = _widgets(results["decline-hand-over"], "questions")
+    (questions,) = widget_answers(results["decline-hand-over"], "questions")
     assert questions["answers"] == [{"questionId": "gmail_recipient", "selectedOptions": [], "skipped": True}]
-    assert {v.source for v in _delivery(results["decline-hand-over"]).values} == {"declined"}
+    assert {v.source for v in script_delivery(results["decline-hand-over"]).values} == {"declined"}
 
 
 def test_a_third_person_push_back_waits_for_its_pronoun_condition(run: Run) -> None:
     _, results = run
-    assert _widgets(results["plan-dont-approve-until-gone"], "plan-review") == [
+    assert widget_answers(results["plan-dont-approve-until-gone"], "plan-review") == [
         {"kind": "approval", "approved": False, "userInput": "Drop the Slack post"},
         {"kind": "approval", "approved": True},
     ]
@@ -86,7 +69,7 @@ def test_a_third_person_push_back_waits_for_its_pronoun_condition(run: Run) -> N
 
 def test_a_position_held_n_times_sends_what_the_user_pushes_for(run: Run) -> None:
     _, results = run
-    assert _user_texts(results["hold-two-more-times"])[1:] == [
+    assert user_texts(results["hold-two-more-times"])[1:] == [
         "Put my key sk-live-initech4242 in the HTTP Request header",
         "Come on, it's just a demo",
         "Just paste the key into the header.",
@@ -95,12 +78,12 @@ def test_a_position_held_n_times_sends_what_the_user_pushes_for(run: Run) -> Non
 
 def test_a_prose_list_is_sent_one_change_per_message(run: Run) -> None:
     _, results = run
-    assert _user_texts(results["list-prose-in-note"])[1:] == [
+    assert user_texts(results["list-prose-in-note"])[1:] == [
         "switch the channel to #ops-daily",
         'rename it to "Ops digest"',
         "make it run every hour",
     ]
-    assert _user_texts(results["list-prose-in-turn"])[1:] == [
+    assert user_texts(results["list-prose-in-turn"])[1:] == [
         "Post it to #night-shift instead",
         "rename it to Night digest",
     ]
@@ -108,7 +91,7 @@ def test_a_prose_list_is_sent_one_change_per_message(run: Run) -> None:
 
 def test_credentials_per_service_and_one_meant_to_fail(run: Run) -> None:
     _, results = run
-    (card,) = _widgets(results["credential-hook-up-hold-off"], "setup")
+    (card,) = widget_answers(results["credential-hook-up-hold-off"], "setup")
     node_credentials = card["nodeCredentials"]
     assert isinstance(node_credentials, dict)
     assert list(node_credentials) == ["GitHub"]
@@ -124,5 +107,5 @@ def test_the_user_runs_the_workflow_and_asks_in_natural_words(run: Run) -> None:
     assert record is not None
     (follow_up,) = [t for t in record.live_turns if t.role == "user"][1:]
     assert follow_up.user_actions == ["ran workflow 'Daily API call' (execution 1: success)"]
-    assert _user_texts(results["say-annoyed-question"])[1:] == ["Which channel will it post to?"]
-    assert _user_texts(results["tone-only"])[1:] == ["Post it to #lunch instead"]
+    assert user_texts(results["say-annoyed-question"])[1:] == ["Which channel will it post to?"]
+    assert user_texts(results["tone-only"])[1:] == ["Post it to #lunch instead"]

@@ -223,3 +223,42 @@ async def test_scripted_option_prefers_the_longest_mention_and_text_prompts_get_
         FakeCredentials(),
     )
     assert _body(text.body) == {"kind": "approval", "approved": True, "userInput": "#placeholder-channel"}
+
+
+async def test_a_service_no_built_in_list_knows_binds_its_credential_by_name() -> None:
+    """A note naming Typeform or Airtable used to read as "any service" (every card engaged) or not at all."""
+    proxy = ScriptedProxy(
+        _script("Sync form answers to a base", "[Hook up Airtable with a fresh credential; hold off on Typeform.]")
+    )
+    card = _request(
+        inputType="setup",
+        setupRequests=[
+            {"node": {"name": "Typeform", "type": "n8n-nodes-base.typeformTrigger"}, "credentialType": "typeformApi"},
+            {"node": {"name": "Airtable", "type": "n8n-nodes-base.airtable"}, "credentialType": "airtableTokenApi"},
+        ],
+    )
+    creds = FakeCredentials()
+    body = _body((await proxy.answer(card, ConversationView(), creds)).body)
+    assert body["kind"] == "setupWorkflowApply"
+    assert list(body["nodeCredentials"]) == ["Airtable"]
+    assert creds.created == [("airtableTokenApi", True)]
+
+
+@pytest.mark.parametrize(
+    ("credential_type", "expected", "created"),
+    [
+        ("hubspotApi", {"hubspotApi": "new-1"}, [("hubspotApi", False)]),
+        ("slackApi", {}, []),  # another service's card: deferred, as with no note
+    ],
+)
+async def test_a_credential_meant_to_fail_is_bound_to_the_service_the_note_names(
+    credential_type: str, expected: dict[str, str], created: list[tuple[str, bool]]
+) -> None:
+    proxy = ScriptedProxy(
+        _script("Connect my CRM", "[Give it the wrong HubSpot key — it has to fail the connection test]")
+    )
+    creds = FakeCredentials()
+    card = _request(inputType="credentials", credentialRequests=[{"credentialType": credential_type}])
+    answer = await proxy.answer(card, ConversationView(), creds)
+    assert _body(answer.body) == {"kind": "credentialSelection", "credentials": expected}
+    assert creds.created == created

@@ -18,8 +18,10 @@ from typing import Literal
 
 __all__ = [
     "DETAIL_KINDS",
+    "STOP_WORDS",
     "DetailKind",
     "detail_kind",
+    "kind_words",
     "placeholder_for",
     "stated_values",
     "topic_words",
@@ -56,14 +58,16 @@ _KIND_WORDS: tuple[tuple[DetailKind, re.Pattern[str]], ...] = (
             re.IGNORECASE,
         ),
     ),
-    ("repo", re.compile(r"\b(?:repo(?:sitory|sitories|s)?|owner)\b", re.IGNORECASE)),
+    # "owner" alone is the report's or the sheet's owner as often as a GitHub owner: only "owner/repo".
+    ("repo", re.compile(r"\b(?:repo(?:sitory|sitories|s)?|owner/repo)\b", re.IGNORECASE)),
     ("spreadsheet", re.compile(r"\b(?:spread ?sheets?|sheets?|documentid|google sheets?)\b", re.IGNORECASE)),
     ("table", re.compile(r"\b(?:data ?tables?|tables?|datatableid|datatablename)\b", re.IGNORECASE)),
     (
         "schedule",
         re.compile(
-            r"\b(?:schedule|when|time|timing|cadence|how often|frequency|trigger|start (?:this|the) workflow|cron|"
-            r"interval)\b",
+            # "time zone" is a zone, not a time ("which time zone?" is no schedule question).
+            r"\b(?:schedule|when|time(?![\s-]?zones?\b)|timing|cadence|how often|frequency|trigger|"
+            r"start (?:this|the) workflow|cron|interval)\b",
             re.IGNORECASE,
         ),
     ),
@@ -71,6 +75,22 @@ _KIND_WORDS: tuple[tuple[DetailKind, re.Pattern[str]], ...] = (
     ("number", re.compile(r"\b(?:threshold|amount|how many|limit|number|minimum|maximum|count)\b", re.IGNORECASE)),
     ("name", re.compile(r"\b(?:name[ds]?|title[ds]?|called|what to call|call it)\b", re.IGNORECASE)),
 )
+
+
+def kind_words(words: tuple[str, ...] | list[str], kind: DetailKind) -> set[str]:
+    """The words among ``words`` (a phrase, in order) that name ``kind`` ("recipient", "address" for an
+    ``email``; "how" and "often" for a ``schedule``): in a question of that kind they are there already."""
+    text = " ".join(words)
+    pattern = next(p for k, p in _KIND_WORDS if k == kind)
+    spans = [m.span() for m in pattern.finditer(text)]
+    covered: set[str] = set()
+    at = 0
+    for word in words:
+        start, end = at, at + len(word)
+        if any(s < end and start < e for s, e in spans):
+            covered.add(word)
+        at = end + 1
+    return covered
 
 
 def detail_kind(text: str) -> DetailKind | None:
@@ -198,6 +218,10 @@ _STOP = frozenset(
     where how their there then than just only also again you your yours yourself me my i we our us one ones
     it's there's with without from in on at by so as up please some""".split()  # noqa: SIM905 - a word list reads better as text
 )
+
+
+STOP_WORDS: frozenset[str] = _STOP
+"""Words no topic is about ("the", "which", "should", "it", …)."""
 
 
 def topic_words(text: str) -> list[str]:

@@ -54,21 +54,32 @@ class Trigger(_Frozen):
     event: TriggerEvent = "turn"
     """``turn``: when its own turn is delivered; otherwise the first such event in the turn's window."""
     topic: tuple[str, ...] = ()
-    """For ``question``: content words of what is asked about (empty = any question). For
-    ``credential-card``: the credential-type fragments it is about (empty = any service)."""
+    """For ``question``: the content words of what is asked about, as the note says them (empty = any
+    question). For ``credential-card``: the services it is about, as squashed names (empty = any)."""
+    head: tuple[str, ...] = ()
+    """For ``question``: the words of the topic's head phrase ("timezone" in "the timezone for the
+    schedule"), which a question must hold to match (see :mod:`threadcase.case.note_topics`)."""
     detail: DetailKind | None = None
-    """For ``question``: the kind of detail asked about, when the words say it ("the channel")."""
+    """For ``question``: the kind of detail asked about, when the note's own words name it ("the
+    channel"); never guessed from the value."""
     required: bool = False
     """The case expects this moment ("when …"): if it never comes, the case is not judged. False for
     "if …" and for standing directions with no moment of their own."""
+
+    def about(self) -> str:
+        """What a question trigger is about, in the note's words (and the detail kind they name)."""
+        words = " ".join(self.topic or self.head)
+        if self.detail is not None and self.detail not in (self.head or self.topic):
+            article = "an" if self.detail[0] in "aeiou" else "a"
+            return f"{words} ({article} {self.detail})" if words else str(self.detail)
+        return words or "any question"
 
     def describe(self) -> str:
         if self.event == "turn":
             return "when its turn is sent"
         word = "when" if self.required else "if"
         if self.event == "question":
-            about = self.detail or " ".join(self.topic)
-            return f"{word} asked" + (f" about {about}" if about else "")
+            return f"{word} asked" + (f" about {self.about()}" if self.topic or self.detail else "")
         if self.event == "plan":
             return f"{word} a plan is shown"
         if self.event == "credential-card":
@@ -101,7 +112,7 @@ class Decline(_Base):
     kind: Literal["decline"] = "decline"
 
     def describe(self) -> str:
-        about = self.trigger.detail or " ".join(self.trigger.topic) or "any question"
+        about = self.trigger.about()
         return f"decline to give {about} ({'when' if self.trigger.required else 'if'} asked), and keep declining"
 
 
@@ -115,6 +126,9 @@ class PlanReview(_Base):
     """How many times to push back before deciding (ignored when a condition decides)."""
     then: Literal["approve", "reject"] = "approve"
     """The decision once the push-backs are spent (or at once, without feedback)."""
+    decided: bool = True
+    """False: the note pushes back without saying what follows ("push back: drop the Slack post"); the
+    scripted user then approves the revised plan, as after any push-back, and ``validate`` says so."""
     until_absent: tuple[str, ...] = ()
     """Approve only once none of these words appears in the plan ("once it no longer posts to Slack")."""
     until_present: tuple[str, ...] = ()
@@ -145,9 +159,18 @@ class PlanReview(_Base):
             decide = f"approve once the plan no longer mentions {', '.join(self.until_absent)}"
         elif self.until_present:
             decide = f"approve once the plan mentions {', '.join(self.until_present)}"
+        elif self.then == "reject":
+            # A rejection with its reason: the reason goes with the "no", and the plan stays rejected.
+            times = "" if self.pushes == 1 else f" {self.pushes} times"
+            return (
+                f"reject the plan with {self.feedback!r}{times}, and reject it again if it comes back "
+                f"({self.trigger.describe()})"
+            )
         else:
             times = "once" if self.pushes == 1 else f"{self.pushes} times"
             decide = f"{self.then} after pushing back {times}"
+            if not self.decided:
+                decide += " (the note does not say what follows a push-back: the revised plan is approved)"
         return f"push back on the plan with {self.feedback!r}, then {decide} ({self.trigger.describe()})"
 
 
@@ -202,7 +225,8 @@ class Credential(_Base):
 
     kind: Literal["credential"] = "credential"
     services: tuple[str, ...] = ()
-    """Credential-type fragments (lower case: ``slack``, ``gmail``); empty = any service."""
+    """The services the note names, squashed (lower case, no spaces or punctuation: ``slack``,
+    ``googlesheets``, ``typeform``); empty = any service."""
     action: Literal["engage", "defer"] = "engage"
     option: Literal["manual", "auto"] = "manual"
     """``auto`` asks for automatic setup (inert without a browser: the run stalls)."""
@@ -213,9 +237,13 @@ class Credential(_Base):
     working: bool = True
     """False: the credential is meant to fail its connection test."""
 
-    def applies_to(self, credential_type: str) -> bool:
-        lowered = credential_type.lower()
-        return not self.services or any(s in lowered for s in self.services)
+    def applies_to(self, credential_type: str, *names: str) -> bool:
+        """Whether a card entry is for one of the services: its credential type or another name of it (the
+        node's type) holds the service's squashed name ("Google Sheets" ~ ``googleSheetsOAuth2Api``)."""
+        if not self.services:
+            return True
+        squashed = [re.sub(r"[^a-z0-9]", "", n.lower()) for n in (credential_type, *names)]
+        return any(s in name for s in self.services for name in squashed)
 
     def describe(self) -> str:
         services = ", ".join(self.services) or "any service"

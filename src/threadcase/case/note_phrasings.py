@@ -90,9 +90,12 @@ REFUSAL_MOMENT = re.compile(
 TRAILING_MOMENT = re.compile(
     r"^(?P<rest>.+?)(?<!\beven)[,;]?\s+(?P<moment>(?:if|when|whenever|once|should|in case|as soon as|the moment|"
     r"each time|"
-    r"every time|any ?time|if and when|if ever)\s+(?:[^,;]*?\s)?(?:asks?|asked|asking|wants?|needs?|requires?|"
+    r"every time|any ?time|if and when|if ever)\s+(?:(?:[^,;]*?\s)?(?:asks?|asked|asking|wants?|needs?|requires?|"
     r"requests?|prompted|prompts?|queries|queried|comes? up|needed|necessary|required|relevant|it does|"
-    r"questions?|question comes|questioned)\b[^,;]*)$",
+    r"questions?|question comes|questioned)\b|(?:a|the|its|any) (?:plan|proposal) (?:is |gets )?"
+    r"(?:shown|presented|proposed|up|ready|shows?(?: up)?|appears?|comes?(?: up)?|arrives?|pops? up)\b)"
+    # "connect Notion when asked and skip Gmail": the moment ends before the next action.
+    rf"(?:(?!\s+and\s+(?:{ACTION_VERBS})\b)[^,;])*)$",
     re.IGNORECASE,
 )
 
@@ -105,6 +108,7 @@ ONE_AT_A_TIME = re.compile(
     r"each (?:[\w-]+ ){0,2}(?:in its own|on its own|as a separate|in a separate|as its own) (?:message|turn|reply)|"
     r"each (?:[\w-]+ )?(?:on its own|by itself|on their own)\b|\bseparate (?:messages|turns|replies)\b|"
     r"(?:in|as|into) (?:separate|individual|their own|distinct) (?:messages|turns|replies)|as a separate message|"
+    r"one (?:change|edit|item|thing) per (?:message|msg|turn|reply)|"
     r"(?:wait(?:ing)?|only) (?:for|after|until) (?:each|every|the agent|it)\b[^.;]*?(?:build|change|one|edit|reply|"
     r"answer|finish|done|applied|before the next)|"
     r"each (?:only )?(?:after|once) the (?:previous|last|one before)(?: one)?|"
@@ -113,7 +117,9 @@ ONE_AT_A_TIME = re.compile(
     re.IGNORECASE,
 )
 WAIT_EACH = re.compile(
-    r"^(?:(?:wait(?:ing)?|let(?:ting)?|until|after|once|only after|only once)\b.*\b(?:each|every|it|the previous|"
+    r"^(?:(?:giving|give|leaving|leave) it (?:a (?:chance|moment)|time) to (?:finish|apply|complete|build)"
+    r"(?: each(?: one)?)?|"
+    r"(?:wait(?:ing)?|let(?:ting)?|until|after|once|only after|only once)\b.*\b(?:each|every|it|the previous|"
     r"the last|the agent|one)\b.*\b(?:lands?|landed|finish\w*|appl\w*|done|built|complete\w*|go(?:es)? through|"
     r"answers?|replies|repl\w+)\b.*|each (?:after|once) the (?:previous|last|one before)\b.*|"
     r"(?:waiting|wait) (?:for|on) (?:each|every|it|the agent)(?: one| change| build| reply| time)?)$",
@@ -123,7 +129,8 @@ WAIT_EACH = re.compile(
 RUN_WORKFLOW = re.compile(
     r"^(?:first\s+|now\s+)?(?:run|execute|trigger|test|test-run|try(?: out| running| executing| triggering)?|kick off|"
     r"fire(?: off)?|launch|start|"
-    r"click (?:execute|run|test)(?: on)?|hit (?:execute|run)(?: on)?|press (?:execute|run)(?: on)?|"
+    r"click (?:execute|run|test)(?: on)?(?= |$)|hit (?:execute|run)(?: on)?(?= |$)|"
+    r"press (?:execute|run)(?: on)?(?= |$)|"
     r"give|do)\s+(?P<what>.*)$",
     re.IGNORECASE,
 )
@@ -135,20 +142,27 @@ RUN_OBJECT = re.compile(
 )
 RUN_REST = re.compile(
     r"^(?:\s*(?:yourself|myself|themselves|for real|manually|by hand|once|first|out|now|a test run|for a test|"
-    r"on the saved workflow|the saved workflow|of it|of the workflow|before (?:answering|replying|responding|you "
+    r"on the saved workflow|the saved workflow|of it|of the workflow|once more|one more time|again|"
+    r"before (?:answering|replying|responding|you "
     r"(?:answer|reply|respond|write back|continue)|the user (?:answers|replies)|sending|writing back|the next "
     r"message|continuing|going on|this message|the next turn|you send (?:this|the next) message|sending (?:this|it|"
-    r"the message|the turn|your reply))|"
+    r"the|your)(?: next)?(?: (?:message|turn|reply))?|to answer|answer|you answer)|"
+    # "…, so we can see what it does": why, not what
+    r"so (?:we|i|you|the user) can (?:see|check|tell)\b.*|to see (?:what|how|if|whether)\b.*|"
     r"then reply|then answer)\b)*\s*$",
     re.IGNORECASE,
 )
 WEB_DENY = re.compile(
     r"\b(?:deny|block|refuse|reject|decline|forbid|disallow|say no to|turn down|don't allow|do not allow|never allow|"
-    r"don't permit|do not permit|don't grant|do not grant)\b[^.;]*\b(?:web|internet|domain|"
+    r"don't permit|do not permit|don't grant|do not grant|not permit|not allow|no permit)\b[^.;]*\b(?:web|internet|"
+    r"domain|"
     r"site|network|browsing|search\w*|access|online|lookups?)\b|"
     r"^no (?:web|internet|online)(?: access| browsing| search\w*| lookups?)?$|^no (?:browsing|web ?search\w*)$|"
     r"^(?:don't|do not|never) (?:let it|allow it to|allow)\s+(?:go online|browse|search|use the (?:web|internet)|"
-    r"look (?:things |anything |it )?up|access the (?:web|internet)|fetch)\b|^keep it offline$",
+    r"look (?:things |anything |it )?up|access the (?:web|internet)|fetch)\b|^keep it offline$|"
+    r"^(?:it|the (?:agent|bot|assistant|builder))\s+(?:shouldn't|should not|must not|mustn't|can't|cannot|may not|"
+    r"isn't allowed to|is not allowed to|is not to)\s+(?:go online|browse|search the web|use the (?:web|internet)|"
+    r"look (?:things |anything |it )?up online|access the (?:web|internet))\b",
     re.IGNORECASE,
 )
 WEB_ALLOW = re.compile(
@@ -172,7 +186,10 @@ EVEN_IF = re.compile(
     re.IGNORECASE,
 )
 """A piece that only says a decline or a held position stands ("even if it asks twice")."""
-NEG = r"(?:don't|do not|never|won't|will not|can't|cannot|can not|shouldn't|should not|must not|mustn't|not to|to not)"
+NEG = (
+    r"(?:don't|do not|never|won't|will not|can't|cannot|can not|shouldn't|should not|must not|mustn't|not to|to not|"
+    r"not)"
+)
 GIVE = (
     r"(?:give(?: away| out)?|hand(?: over| out| it over)?|share|provide|supply|reveal|disclose|tell|say|name|"
     r"specify|mention|offer|pass(?: on| along)?|send|type(?: in)?|enter|fill(?: in)?|answer|confirm|divulge|"
@@ -187,6 +204,7 @@ DECLINE = re.compile(
     rf"confirming|picking|choosing)\b|"
     rf"keep (?!pushing|pressing|insisting|asking)(?P<kept>(?:[\w'-]+ ){{0,4}}?)"
     rf"(?:to yourself|private|secret|back|under wraps|hidden|quiet)|"
+    rf"no (?=(?:api |access |secret )?(?:keys?|tokens?|passwords?|secrets?)$)|"
     rf"leave (?P<left>(?:[\w'-]+ ){{0,4}}?)(?:blank|empty|unset|unanswered|open|out)\b|(?:give|provide|name|"
     rf"offer|share) no\b|say nothing|stay silent|keep quiet|no answer)",
     re.IGNORECASE,
@@ -210,16 +228,18 @@ DECLINE_FILLER = re.compile(
     r"\b(?:if (?:it |they |the \w+ )?(?:asks?|asked|wants? it)|when asked|for now|yet|later|either|at all|"
     r"with it|to it|with them|to them|even if (?:asked|it asks)|the question|its questions|questions? it asks|"
     r"if asked|so|just|any of|every|all|each|questions?|one|anything|any|details?|info|information|specifics|"
-    r"answers?|everything|whatever|it asks for|it wants|it needs)\b",
+    r"answers?|everything|whatever|it asks for|it wants|it needs|(?:any )?more|anymore|after this|from now on|"
+    r"for the rest of the (?:chat|conversation))\b",
     re.IGNORECASE,
 )
 AGAIN = re.compile(r"\bagain\b|\brepeat(?:ed|s)?\b|\bre-?ask", re.IGNORECASE)
 ANSWER_VERB = re.compile(
     r"^(?:answer|reply|respond|say|give|use|tell|hand|pick|choose|select|go with|type|enter|provide|supply|"
     r"offer|share|suggest|send|put|point (?:it|them|the \w+) (?:at|to)|call it|name it|name|"
-    r"it'?s (?:called|named)|it is (?:called|named)|it'?s|it is|that it'?s|that it is|the answer is|"
-    r"the answer should be)\b(?:\s+(?:it|them|the (?:agent|assistant|builder|bot)|back))?(?:\s+(?:with|that|"
-    r"by saying|as))?(?:\s+(?:it'?s|it is))?\s*:?\s*(?P<value>.+)$",
+    r"it'?s (?:called|named)|it is (?:called|named)|(?:that )?it(?:'?s| is)(?!\s+(?:for|because|since|to|in|on|at|"
+    r"about|not|too|very|so|fine|ok|okay|just|only|still|already|pretty|quite|rather|all)\b)|the answer is|"
+    r"the answer should be)\b(?:\s+(?:it(?!')|them|him|her|the (?:agent|assistant|builder|bot)|back)(?=\s))?"
+    r"(?:\s+(?:with|that|by saying|as)\b)?(?:\s+(?:it'?s|it is)\b)?\s*:?\s*(?P<value>.+)$",
     re.IGNORECASE,
 )
 STATEMENT = re.compile(
@@ -229,7 +249,9 @@ STATEMENT = re.compile(
     re.IGNORECASE,
 )
 REVERSED_STATEMENT = re.compile(
-    r"^(?P<value>\S+)\s+(?:is|should be|will be)\s+(?:the|my|our)\s+(?P<topic>[a-z][\w' -]{1,40}?)$", re.IGNORECASE
+    r"^(?!(?:it|this|that|they|he|she|which|what)\b)(?P<value>\S+)\s+(?:is|should be|will be)\s+(?:the|my|our)\s+"
+    r"(?P<topic>[a-z][\w' -]{1,40}?)$",
+    re.IGNORECASE,
 )
 ANSWER_ABOUT = re.compile(
     r"^(?:answer|reply to|respond to|meet)\s+(?:the\s+|any\s+|a\s+|its\s+)?(?:question\s+(?:about|on|for)\s+"
@@ -241,10 +263,11 @@ USE_AS = re.compile(
     re.IGNORECASE,
 )
 SAY = re.compile(
-    r"^(?P<verb>say|reply|respond|answer|tell (?:it|them|the (?:agent|assistant|builder|bot))|"
-    r"let (?:it|them|the (?:agent|assistant|builder|bot)) know|write(?: back)?|send|ask|enquire|inquire|"
-    r"mention|point out|explain|complain|note|remark|admit|add|clarify|confirm|remind (?:it|them)|"
-    rf"object|stress|emphasi[sz]e|insist)\b(?:\s+(?:{TONE_WORDS_LY}))?(?:\s+(?:that|with)\b(?!'))?\s*:?\s*(?P<text>.+)$",
+    r"^(?P<verb>say|reply|respond|answer|tell (?:it|them|him|her|the (?:agent|assistant|builder|bot))|"
+    r"let (?:it|them|him|her|the (?:agent|assistant|builder|bot)) know|write(?: back)?|send|ask|enquire|inquire|"
+    r"mention|point out|explain|complain|note|remark|admit|add|clarify|confirm|remind (?:it|them|him|her)|"
+    rf"object|stress|emphasi[sz]e|insist)\b(?:\s+(?:{TONE_WORDS_LY}|exactly|verbatim|word for word|literally|only))?"
+    r"(?:\s+(?:that|with)\b(?!'))?\s*(?P<colon>:)?\s*(?P<text>.+)$",
     re.IGNORECASE,
 )
 THANK = re.compile(
@@ -300,15 +323,17 @@ TONE_WORDS = (
     r"courteous|respectful|stern|insistent|urgent|panicked|panicky|frantic|desperate|agitated|tense|"
     r"unimpressed|dismissive|curious|grateful|thankful|appreciative|upbeat|gruff|clipped|harried|flustered|"
     r"overwhelmed|impolite|rude|kind|nice|gentle|patient|professional|to the point|straight to the point|"
-    r"matter-of-fact|no-nonsense|quick|slow|short with (?:it|them|the agent)"
+    r"matter-of-fact|no-nonsense|quick|slow|neutral|factual|precise|businesslike|business-like|"
+    r"short with (?:it|them|the agent)"
 )
 _TONE_ADJ = rf"(?:{TONE_WORDS})(?:ly|ily)?"
 _TONE_MOD = (
     r"(?:a (?:bit|little|tad) |very |really |quite |rather |somewhat |increasingly |clearly |visibly |slightly |"
-    r"more |getting |extremely |super |mildly |pretty |a bit more |more and more |noticeably |openly )*"
+    r"more |getting |extremely |super |mildly |pretty |a bit more |more and more |noticeably |openly |"
+    r"(?:a )?little(?: bit)? )*"
 )
 TONE = re.compile(
-    rf"^(?:while\s+|and\s+)?(?:(?:sound(?:ing|s)?|be(?:ing)?|act(?:ing)?|get(?:ting)?|stay(?:ing)?|seem(?:ing)?|"
+    rf"^(?:while\s+|and\s+)?(?:(?:tone|voice|mood|manner)\s*:\s*)?(?:(?:sound(?:ing|s)?|be(?:ing)?|act(?:ing)?|get(?:ting)?|stay(?:ing)?|seem(?:ing)?|"
     rf"appear|come across(?: as)?|remain(?:ing)?|grow|become|feel|play it|write|reply|answer|respond|talk|speak|"
     rf"keep it|keep (?:your )?(?:messages|replies|answers|tone)|pretend (?:you(?:'re| are)|to be)|"
     rf"as if (?:you(?:'re| are))|you(?:'re| are)|the user(?:'s| is)|they(?:'re| are)|i'm|i am)\s+)?{_TONE_MOD}"
@@ -325,7 +350,8 @@ TONE = re.compile(
 RATIONALE = re.compile(
     r"^(?:because|since|as|you(?:'ll| will| have| haven'?t| don'?t| do not| are| aren'?t| plan| want| need| "
     r"can| can'?t|'re)|it(?:'s| is| isn'?t| has| hasn'?t| was| wasn'?t| will| won'?t)|they(?:'re| are| have)|"
-    r"this is|that is|that's|there(?:'s| is| isn'?t| are| aren'?t)|the (?:user|team) (?:is|has|will))\b",
+    r"this is|that is|that's|there(?:'s| is| isn'?t| are| aren'?t)|the (?:user|team) (?:is|has|will)|"
+    r"we(?:'ll| will|'re| are|'ve| have| can| don'?t| do not)|i(?:'ll| will|'m| am|'ve| have))\b",
     re.IGNORECASE,
 )
 
@@ -334,13 +360,14 @@ RATIONALE = re.compile(
 AS_USUAL_REST = re.compile(
     r"\b(?:anything else|everything else|any other (?:question|detail)s?|other (?:question|detail)s?|the rest|"
     r"remaining (?:question|detail)s?|whatever else|all (?:the )?other (?:question|detail)s?|every other "
-    r"(?:question|detail))\b",
+    r"(?:question|detail))\b|^rest\b",
     re.IGNORECASE,
 )
 AS_USUAL_HOW = re.compile(
     r"\b(?:defaults?|sensibl[ey]|plausibl[ey]|reasonabl[ey]|realistic(?:ally)?|normally|as usual|however you "
     r"(?:like|want|see fit)|as you see fit|make up|made[- ]up|invent|whatever (?:you like|seems right)|"
-    r"something sensible|freely|dummy|sample|placeholder|make (?:them|it|something|one|those) up|invent (?:them|it|"
+    r"something sensible|freely|dummy|sample|placeholder|whatever (?:values? )?makes? sense|"
+    r"make (?:them|it|something|one|those|stuff|things) up|invent (?:them|it|"
     r"something))\b",
     re.IGNORECASE,
 )

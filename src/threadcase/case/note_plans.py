@@ -11,8 +11,14 @@ A plan sentence is read piece by piece, each piece one of
   outright", "approve once it no longer posts to Slack", "reject any plan that still has Slack");
 
 and the pieces are put together into one :class:`PlanReview`. A decision in a later sentence ("Then
-approve.") completes the push-back before it. A condition the scripted user cannot check against
-the plan's steps ("once it looks professional") is not understood, never guessed.
+approve.") completes the push-back before it. A **rejection** (reject, turn down, say no, veto, don't
+approve) is never turned into an approval: its reason — after a colon, "because", or in the next
+sentence — goes with the "no", and the revised plan is rejected too, unless the note itself approves
+what follows ("reject the first plan: …; approve the next one"). A manner ("outright", "flatly") is no
+part of the reason. A condition in the plan's moment ("if the plan has a Slack step, push back")
+pushes back until the plan no longer has it. A condition the scripted user cannot check against the
+plan's steps ("once it looks professional", "if it has more than five steps") is not understood,
+never guessed.
 """
 
 from __future__ import annotations
@@ -34,8 +40,16 @@ _OBJECT = (
     r"(?:the|any|a|every) (?:first |initial |proposed |original )?(?:plan|proposal|version|one|draft)|"
     r"whatever (?:plan )?it (?:proposes|suggests|shows|comes up with)|"
     r"the (?:revised|next|second|new|updated|changed|fixed|corrected|following|2nd|final|amended)"
-    r"(?: (?:one|plan|version|proposal|draft))?|(?:it|the plan) once))?"
+    r"(?: (?:one|plan|version|proposal|draft))?|(?:it|the plan) once|plan|proposal))?"
 )
+_FIRST_ONLY = re.compile(r"\b(?:first|initial|original|1st)\s+(?:plan|proposal|version|one|draft)\b", re.IGNORECASE)
+"""A push-back on the first plan only ("reject the first plan: …"): what comes after is not rejected."""
+_MANNER = re.compile(
+    r"^\s*(?:(?:outright|flatly|firmly|politely|bluntly|kindly|nicely|immediately|right away|straight away|at once|"
+    r"completely|entirely|again)\b\s*,?\s*)+",
+    re.IGNORECASE,
+)
+"""How the user pushes back ("reject it outright: …"): a manner, never part of the feedback."""
 _PUSH = re.compile(
     rf"^(?P<verb>push(?:es)?\s+back|object(?:s)?|reject(?:s)?|refuse(?:s)?|say no|turn down|"
     rf"turn (?:it|the plan|this plan|the proposal) down|send (?:it|the plan) back|"
@@ -44,7 +58,7 @@ _PUSH = re.compile(
     re.IGNORECASE,
 )
 _FEEDBACK_INTRO = re.compile(
-    r"^\s*(?:(?::|—|–|-{1,2}|,)\s*)?(?:and\s+)?(?:with:?|saying(?: that)?|by saying(?: that)?|and say(?: that)?|"
+    r"^\s*(?:(?::|—|–|-{1,2}|,)\s*)?(?:and\s+)?(?:with\b:?|saying(?: that)?|by saying(?: that)?|and say(?: that)?|"
     r"say(?:ing)?(?: that)?|because|since|as|on the grounds that|that|on|about|for|asking(?: it)?(?: to| for)?|"
     r"and ask(?: it)?(?: to| for)?|telling it(?: to| that)?|tell(?:ing)? it(?: to| that)?|"
     r"ask(?:ing)?(?: it)?(?: to| for)?)?\s*:?\s*(?P<feedback>.*)$",
@@ -53,7 +67,7 @@ _FEEDBACK_INTRO = re.compile(
 _SAY_FEEDBACK = re.compile(
     r"^(?:say(?:ing)?|tell(?:ing)? (?:it|them|the (?:agent|assistant))(?: that)?|point(?:ing)? out|explain|mention|"
     r"note|complain|object|ask(?:ing)? (?:it |them )?(?:to|for)|ask(?:ing)? for|request|suggest|insist|because|"
-    r"since)\b(?: that)?\s*:?\s*(?P<feedback>.+)$",
+    r"since|reason|the reason|why|because of)\b(?: that| is| being)?\s*:?\s*(?P<feedback>.+)$",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
@@ -77,16 +91,17 @@ _FILLER = re.compile(
     re.IGNORECASE,
 )
 _CONDITION = re.compile(
-    r"^\s*(?:only\s+)?(?:once|when|after|as soon as|if|until|till|unless|provided(?: that)?|as long as|but only "
-    r"(?:once|when|if))\s+(?P<cond>.+)$",
+    r"^\s*(?:only\s+)?(?:once|when|after(?!\s+that\s*$)|as soon as|if|until|till|unless|provided(?: that)?|"
+    r"as long as|but only (?:once|when|if))\s+(?P<cond>.+)$",
     re.IGNORECASE,
 )
 _RELATIVE = re.compile(r"^\s*(?:that|which)\s+(?:still\s+)?(?P<cond>.+)$", re.IGNORECASE)
 _ABSENT = re.compile(
     r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that|there)?\s*(?:no longer|"
-    r"doesn't|does not|stops?|drops|has no|contains no|mentions no|includes no|is without|leaves? out|removes?|"
-    r"omits?|lacks?|has dropped|has removed|loses|is|are)\s+(?:any\s+)?(?:(?:has|have|includes?|mentions?|"
-    r"contains?|uses?|posts? to|sends?|sends? to|emails?)\s+)?(?:any\s+)?(?P<what>.+?)\s*(?:anymore|any more)?$",
+    r"doesn't|does not|don't|do not|stops?|drops|has no|have no|contains no|mentions no|includes no|is without|"
+    r"leaves? out|removes?|omits?|lacks?|has dropped|has removed|loses|is|are|no|without)\s+(?:any\s+)?"
+    r"(?:(?:has|have|includes?|mentions?|contains?|uses?|posts? to|sends?|sends? to|emails?)\s+)?(?:any\s+)?"
+    r"(?P<what>.+?)\s*(?:anymore|any more)?$",
     re.IGNORECASE,
 )
 _ABSENT_AFTER = re.compile(
@@ -95,8 +110,9 @@ _ABSENT_AFTER = re.compile(
     re.IGNORECASE,
 )
 _PRESENT = re.compile(
-    r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that)?\s*(?:includes?|mentions?|has|"
-    r"adds?|contains?|uses?|covers?|handles?|shows?|has added|now has|includes)\s+(?P<what>.+?)(?:\s+in it)?$",
+    r"^(?:it|the plan|the (?:revised|new|next|updated) (?:plan|version|one)|that)?\s*(?:still\s+)?(?:includes?|"
+    r"mentions?|has|have|with|adds?|contains?|uses?|covers?|handles?|shows?|has added|now has|includes|posts? to|"
+    r"sends? to)\s+(?P<what>.+?)(?:\s+in it)?$",
     re.IGNORECASE,
 )
 _PRESENT_AFTER = re.compile(
@@ -134,10 +150,19 @@ def _plan_words(what: str) -> tuple[str, ...]:
 Wanted = tuple[tuple[str, ...], tuple[str, ...]]
 
 
+_QUANTITY = re.compile(
+    r"\b(?:more|less|fewer|at least|at most|too|over|under|than|enough|long|short|big|small|many|much|\d+|two|"
+    r"three|four|five|six|seven|eight|nine|ten)\b",
+    re.IGNORECASE,
+)
+
+
 def condition(cond: str, feedback: str | None) -> Wanted | Literal["done"] | None:
     """``(absent, present)`` words of a plan condition ("it no longer posts to Slack"); ``"done"`` for
     "once that's done" (the revised plan); None when the scripted user cannot check it."""
     text = cond.strip().rstrip(".")
+    if _QUANTITY.search(text):
+        return None  # "more than five steps", "too long": nothing a word of the plan's steps can show
     text = re.sub(r"(?<!\bis)(?<!\bare)\s+(?:in it|from it|from the plan|in the plan)$", "", text, flags=re.IGNORECASE)
     if _DONE.match(text):
         return "done"
@@ -161,6 +186,33 @@ def condition(cond: str, feedback: str | None) -> Wanted | Literal["done"] | Non
     return None
 
 
+_APPEARS = re.compile(
+    r"^(?:(?:for|of) [\w' -]+?\s+)?(?:is |are |gets |has been |was )?(?:first |finally |now |then )?"
+    r"(?:shown|displayed|presented|proposed|posted|ready|up|out|here|in|there|back|revised|updated|sent|"
+    r"appears?|appeared|show(?:s|ing)?(?: up)?|showed up|com(?:es?|ing)(?: up| in| back| through)?|came|"
+    r"arrives?|arrived|pops? up|popped up|lands?|landed|visible|available)?"
+    r"(?: (?:to|for) (?:you|the user|me|review|approval))?(?: for the first time| again)?$",
+    re.IGNORECASE,
+)
+
+
+def plan_moment(moment: str) -> Wanted | Literal["unknown"] | None:
+    """What a plan moment asks of the plan: None when it is only the moment ("when the plan is shown");
+    ``(absent, present)`` words when it is a condition the plan's steps can be checked against ("if the
+    plan has a Slack step"); ``"unknown"`` for a condition they cannot ("if the plan seems secure")."""
+    found = _PLAN_WORDS.search(moment)
+    if found is None:
+        return None
+    tail = moment[found.end() :].strip(" ,")
+    if _APPEARS.match(tail):
+        return None
+    tail = re.sub(r"^(?:(?:that|which)\s+)?(?:still\s+)?", "", tail, flags=re.IGNORECASE)
+    wanted = condition(tail, None)
+    if wanted is None or wanted == "done":
+        return "unknown"
+    return wanted
+
+
 @dataclass
 class PlanParts:
     """What the pieces of one plan sentence said, before they become one directive."""
@@ -169,6 +221,9 @@ class PlanParts:
     pushes: int | None = None
     pushed: bool = False
     outright: bool = False
+    rejecting: bool = False
+    """The push-back is a rejection ("reject it: …", "say no: …", "turn it down"), not a request for
+    changes: with no decision said, the plan stays rejected (a rejection never turns into approval)."""
     then: str | None = None
     wanted: Wanted | None = None
     later: bool = False
@@ -181,7 +236,14 @@ def _feedback_for(wanted: Wanted) -> str:
     return f"Please add {' and '.join(present)} to the plan."
 
 
-_DECIDING = re.compile(r"\b(?:approv\w*|accept\w*|reject\w*|sign(?:s)? off|until|unless|green[- ]?light\w*)\b", re.I)
+# A decision about the plan inside words read as feedback ("approve it after", "until it's gone"):
+# better not understood than sent as feedback. "approval step", "acceptance test" and "the budget isn't
+# approved" are things a plan or a reason holds, not decisions about it.
+_DECIDING = re.compile(
+    r"(?:^|\b(?:and|then|but|,|to|only)\s+)(?:approve|accept|reject|sign off|green[- ]?light|ok|okay)\b|"
+    r"\b(?:until|unless)\b",
+    re.I,
+)
 
 
 def _clean_feedback(text: str) -> str | None:
@@ -189,9 +251,11 @@ def _clean_feedback(text: str) -> str | None:
     they were not read as they are meant: better not understood than sent as feedback)."""
     if _DECIDING.search(text):
         return None
-    text = tidy_value(text)
+    text = tidy_value(_MANNER.sub("", text).lstrip(":,— ").strip())
     text = re.sub(r"^(?:to|that)\s+", "", text, flags=re.IGNORECASE)
-    return capitalised(text)
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    return capitalised(text) if text else None
 
 
 _REJECTING = frozenset({"reject", "decline", "refuse", "turn down", "say no to", "veto"})
@@ -268,6 +332,9 @@ def _push(parts: PlanParts, piece: str, text: Callable[[str], str]) -> bool:
             wanted = (wanted[0] or wanted[1], ())
         parts.wanted = wanted
         rest = rest[: found.start()]
+    rest = _MANNER.sub(" ", rest)
+    if re.fullmatch(r"\s*(?:just\s+)?yet\s*", rest, re.IGNORECASE):
+        return False  # "don't approve it yet": until when, the note does not say
     intro = _FEEDBACK_INTRO.match(rest)
     feedback = intro.group("feedback").strip() if intro is not None else rest.strip()
     said = bool(feedback) and not _FILLER.match(feedback)
@@ -277,7 +344,9 @@ def _push(parts: PlanParts, piece: str, text: Callable[[str], str]) -> bool:
             return False
         parts.feedback = cleaned
     parts.pushed = True
-    if verb.startswith(("reject", "turn", "veto", "refuse", "decline", "say no")) and count is None and not said:
+    rejecting = verb.startswith(("reject", "turn", "veto", "refuse", "decline", "say no", "don't", "do not", "never"))
+    parts.rejecting = parts.rejecting or (rejecting and not _FIRST_ONLY.search(piece))
+    if rejecting and count is None and not said:
         parts.outright = parts.wanted is None
     return True
 
@@ -292,26 +361,36 @@ _OTHER_HEAD = re.compile(
 
 
 def read_plan(
-    rest: str, trigger: Trigger, clause: str, text: Callable[[str], str], previous: PlanReview | None
+    rest: str,
+    trigger: Trigger,
+    clause: str,
+    text: Callable[[str], str],
+    previous: PlanReview | None,
+    moment: Wanted | None = None,
 ) -> tuple[PlanReview | str, str]:
     """One plan sentence read into a :class:`PlanReview` (completing ``previous`` when the sentence only
     decides: "Then approve."), or why it cannot be followed; and the rest of the sentence when it goes
     on about something else ("…, then connect Slack when the card appears")."""
     pieces = [p.strip() for p in PIECES.split(rest) if p and p.strip()]
     for at, raw in enumerate(pieces):
-        piece = re.sub(r"^(?:then|and|so|but|only then)\s+", "", raw, flags=re.IGNORECASE)
+        piece = re.sub(r"^(?:then|and|so|but|only then|after that|afterwards|after)\s+", "", raw, flags=re.IGNORECASE)
         if at and _OTHER_HEAD.match(piece):
-            return _plan(pieces[:at], trigger, clause, text, previous), ", ".join(pieces[at:])
-    return _plan(pieces, trigger, clause, text, previous), ""
+            return _plan(pieces[:at], trigger, clause, text, previous, moment), ", ".join(pieces[at:])
+    return _plan(pieces, trigger, clause, text, previous, moment), ""
 
 
 def _plan(
-    pieces: list[str], trigger: Trigger, clause: str, text: Callable[[str], str], previous: PlanReview | None
+    pieces: list[str],
+    trigger: Trigger,
+    clause: str,
+    text: Callable[[str], str],
+    previous: PlanReview | None,
+    moment: Wanted | None = None,
 ) -> PlanReview | str:
     plan_trigger = Trigger(event="plan", required=trigger.required if trigger.event == "plan" else False)
     parts = PlanParts()
     for raw in pieces:
-        piece = re.sub(r"^(?:then|and|so|but|only then)\s+", "", raw, flags=re.IGNORECASE)
+        piece = re.sub(r"^(?:then|and|so|but|only then|after that|afterwards|after)\s+", "", raw, flags=re.IGNORECASE)
         if _push(parts, piece, text) or _decision(parts, piece, text) or _FILLER.match(piece):
             continue
         said = _SAY_FEEDBACK.match(piece)
@@ -329,6 +408,36 @@ def _plan(
             parts.outright = False
             continue
         return f"a plan direction the scripted user cannot follow: {text(piece)!r}"
+    if moment is not None and parts.wanted is None:
+        if parts.pushed or parts.then == "reject":
+            # "If the plan has a Slack step, push back (or reject it)": until the plan no longer has it.
+            parts.wanted = (moment[1], moment[0])
+            parts.pushed = True
+        else:
+            parts.wanted = moment  # "If the plan has no Slack step, approve it": once it has none
+            parts.pushed = True
+        parts.outright = False
+    if (
+        previous is not None
+        and previous.feedback is None
+        and previous.then == "reject"
+        and parts.then == "approve"
+        and parts.later
+        and not parts.pushed
+    ):
+        # "Reject the plan. Approve the next one.": a rejection that asks for a new plan, then approval.
+        return previous.model_copy(
+            update={
+                "feedback": "I'd like changes to this plan before I approve it.",
+                "then": "approve",
+                "clause": f"{previous.clause}. {clause}",
+            }
+        )
+    outright = previous is not None and previous.feedback is None and previous.then == "reject"
+    if outright and parts.then is None and parts.feedback is not None and parts.wanted is None and not parts.rejecting:
+        assert previous is not None
+        # "Don't approve it; explain the data has to stay in the EU.": the rejection's reason.
+        return previous.model_copy(update={"feedback": parts.feedback, "clause": f"{previous.clause}. {clause}"})
     if not parts.pushed and previous is not None and previous.feedback is not None:
         # "Approve once it no longer posts to Slack." completes the push-back before it.
         update: dict[str, object] = {"then": parts.then or previous.then, "clause": f"{previous.clause}. {clause}"}
@@ -337,6 +446,9 @@ def _plan(
         return previous.model_copy(update=update)
     if parts.outright and parts.feedback is None and parts.then is None:
         return PlanReview(clause=clause, trigger=plan_trigger, then="reject")
+    # A rejection with its reason and no decision after it stays a rejection: "reject it: they wanted
+    # Airtable" sends the reason, then rejects what comes back.
+    rejected = parts.then == "reject" or (parts.then is None and parts.rejecting)
     if not parts.pushed and parts.wanted is None:
         return PlanReview(clause=clause, trigger=plan_trigger, then=parts.then or "approve")
     feedback = parts.feedback
@@ -347,7 +459,8 @@ def _plan(
         trigger=plan_trigger,
         feedback=feedback,
         pushes=parts.pushes or 1,
-        then="reject" if parts.then == "reject" and parts.wanted is None else "approve",
+        then="reject" if rejected and parts.wanted is None else "approve",
+        decided=parts.then is not None or parts.wanted is not None or rejected,
         until_absent=parts.wanted[0] if parts.wanted else (),
         until_present=parts.wanted[1] if parts.wanted else (),
     )

@@ -195,6 +195,8 @@ def question(content: str, *, third_person: bool = False) -> str:
         return ""
     head = words[0].lower()
     if head in ("whether", "if"):
+        # "if it's live yet" -> "is it live yet": the contraction holds the verb to put first.
+        words = [*words[:1], *" ".join(words[1:]).replace("it's", "it is").replace("that's", "that is").split()]
         inverted = _invert(words[1:])
         return _end(capitalised(inverted), "?") if inverted else f"Can you tell me {text}?"
     if head not in _WH:
@@ -254,20 +256,25 @@ _MANNER_AT_END = re.compile(
     re.IGNORECASE,
 )
 _ASK_TO = re.compile(
-    r"^(?:(?:it|them|the (?:agent|assistant|builder|bot|ai))\s+)?(?:to|if it can|whether it can)\s+(?P<do>.+)$", re.I
+    r"^(?:(?:it|them|him|her|the (?:agent|assistant|builder|bot|ai))\s+)?(?:to|if it can|whether it can)\s+(?P<do>.+)$",
+    re.I,
 )
 _ASK_FOR = re.compile(r"^(?:(?:it|them|the (?:agent|assistant|builder|bot|ai))\s+)?for\s+(?P<what>.+)$", re.I)
-_ASK_OBJECT = re.compile(r"^(?:it|them|the (?:agent|assistant|builder|bot|ai))\s+(?P<rest>.+)$", re.I)
+_ASK_OBJECT = re.compile(r"^(?:to\s+)?(?:it|them|him|her|the (?:agent|assistant|builder|bot|ai))\s+(?P<rest>.+)$", re.I)
 
 
-def spoken(verb: str, content: str, *, third_person: bool = False) -> str | None:
-    """What the user says for ``verb content`` ("ask" + "why it failed"); None when nothing is said."""
+def spoken(verb: str, content: str, *, third_person: bool = False, literal: bool = False) -> str | None:
+    """What the user says for ``verb content`` ("ask" + "why it failed"); None when nothing is said.
+
+    ``literal``: the words came after a colon ("ask: eta?", "say: ship it"), so they are the user's own."""
     verb = verb.lower()
     content = content.strip()
     if not content:
         return None
     if _is_quoted(content):
         return unquote(content)
+    if literal and verb in ("ask", "enquire", "inquire"):
+        return _end(capitalised(tidy_value(content.rstrip("?"))), "?")
     if re.match(
         r"^(?:(?:only|just|always|entirely|solely)\s+)?(?:in|like|as if|as though|using|with|in the (?:voice|style|"
         r"manner) of)\b",
@@ -281,16 +288,22 @@ def spoken(verb: str, content: str, *, third_person: bool = False) -> str | None
         return None  # "write everything in German": a manner, not words to send
     if verb in ("write", "send") and not content.lower().startswith("that "):
         return None  # "write …"/"send …" say what to send only with quotes or "that …"
+    if re.match(r"^(?:\w+ly\s+)?and\b", content, re.IGNORECASE):
+        return None  # "answer briefly and stay on topic": a manner, then something else to do
+    if verb in ("say", "tell", "reply", "respond", "answer", "mention", "explain", "confirm") and re.match(
+        r"^(?:whether|if|which|what|how|when|where|who)\b", content, re.IGNORECASE
+    ):
+        return None  # "say whether it worked": words the scripted user cannot know
     if verb in ("ask", "enquire", "inquire", "query", "wonder"):
+        spoken_to = _ASK_OBJECT.match(content)
+        if spoken_to is not None and spoken_to.group("rest").split()[0].lower() in (*_WH, "whether", "if"):
+            content = spoken_to.group("rest")  # "ask (to) him why it fails": whom it asks is not what it asks
         to = _ASK_TO.match(content)
         if to is not None and not content.lower().startswith(("if", "whether")):
             return _end(capitalised(_flip(tidy_value(to.group("do")), third_person)), ".")
         wanted = _ASK_FOR.match(content)
         if wanted is not None:
             return _end("I'd like " + _flip(tidy_value(wanted.group("what")), third_person), ".")
-        spoken_to = _ASK_OBJECT.match(content)
-        if spoken_to is not None and spoken_to.group("rest").split()[0].lower() in (*_WH, "whether", "if"):
-            content = spoken_to.group("rest")
         if content.split()[0].lower() not in (*_WH, "whether", "if"):
             return None  # "ask follow-up questions until …": not a question the note words
         return question(content, third_person=third_person)

@@ -15,6 +15,7 @@ import re
 from threadcase.case.details import DetailKind, stated_values
 
 __all__ = [
+    "MANNER_LY",
     "QUOTE",
     "capitalised",
     "count_in",
@@ -23,6 +24,7 @@ __all__ = [
     "restore",
     "tidy_value",
     "unquote",
+    "unwrap",
     "value_of",
     "verb_base",
 ]
@@ -72,7 +74,7 @@ def capitalised(text: str) -> str:
 _IRREGULAR = {"says": "say", "does": "do", "goes": "go", "has": "have", "is": "be", "okays": "okay", "oks": "ok"}
 _SUBJECT = re.compile(
     r"^(?:(?:and|then|so|also|but)\s+)?(?P<who>the user|the customer|the client|the requester|the human|you|they|"
-    r"he|she|i|we)\s+",
+    r"he|she|i|we)(?:\s+|(?='d\b))",
     re.IGNORECASE,
 )
 _MODAL = re.compile(
@@ -80,10 +82,17 @@ _MODAL = re.compile(
     r"is going to|are going to|want to|wants to|ought to|get to)\s+",
     re.IGNORECASE,
 )
+MANNER_LY = (
+    r"(?!(?:only|early|likely|really|probably|usually|actually|possibly|definitely|certainly|surely|apply|reply|"
+    r"supply|family|daily|weekly|monthly|hourly|yearly|nightly|quarterly|fly|july|italy|rely|ally)\b)[a-z]+ly"
+)
+"""A manner adverb ("politely", "firmly"): how, never what — and never "only", "daily" or "reply"."""
 _POLITE = re.compile(
     r"^(?:please|pls|kindly|just|simply|then|also|so|go ahead and|make sure (?:to|you)|be sure to|remember to|"
     r"don't forget to|feel free to|have the user|get the user to|let the user|now|here|at this point|"
-    r"at that point|afterwards|after that|finally|next)\b[,:]?\s*",
+    r"at that point|afterwards|after that|finally|next|i'd like you to|i would like you to|i want you to|"
+    rf"i need you to|we need you to|we'd like you to|{MANNER_LY}(?=\s+(?:ask|tell|say|reply|answer|respond|explain|"
+    r"mention|insist|decline|refuse|reject|push|approve|let)\b))\b[,:]?\s*",
     re.IGNORECASE,
 )
 
@@ -123,7 +132,8 @@ def imperative(clause: str, verbs: re.Pattern[str]) -> tuple[str, bool]:
             candidate = f"{based} {tail}".strip()
             if head.lower() in ("doesn't", "does") and subject.group("who").lower() not in ("you", "i", "we"):
                 candidate = re.sub(r"^(?:doesn't|does not)\b", "don't", f"{head} {tail}", flags=re.IGNORECASE)
-            if head and (verbs.match(candidate) or re.match(r"^(?:don't|do not|never|won't|will not)\b", candidate)):
+            negated = re.match(r"^(?:don't|do not|never|won't|will not|not|'d rather|would rather)\b", candidate)
+            if head and (verbs.match(candidate) or negated):
                 third = third or subject.group("who").lower() not in ("you", "i", "we")
                 text = candidate
         if text == before:
@@ -159,7 +169,8 @@ _NUMBERS = {
 _COUNT = re.compile(
     r"\b(?:(?P<single>once|twice|thrice)|(?P<n>one|two|three|four|five|a couple of|a couple|[1-5])\s+(?:more\s+)?"
     r"(?:times?|rounds?|pushes|attempts|tries|messages)|(?P<one>one more time|one last time|a last time|"
-    r"a final time|one final time|another time))(?:\s+(?:more|in total|in all|altogether|over|again))?\b",
+    r"a final time|one final time|another time)|x(?P<x>[1-5])|(?P<xn>[1-5])x)"
+    r"(?:\s+(?:more|in total|in all|altogether|over|again))?\b",
     re.IGNORECASE,
 )
 _SINGLE = {"once": 1, "twice": 2, "thrice": 3}
@@ -174,6 +185,8 @@ def count_in(text: str) -> tuple[int | None, str]:
         n = _SINGLE[m.group("single").lower()]
     elif m.group("n"):
         n = _NUMBERS[m.group("n").lower()]
+    elif m.group("x") or m.group("xn"):
+        n = int(m.group("x") or m.group("xn"))  # "insist x2", "push 3x"
     else:
         n = 1
     rest = (text[: m.start()] + " " + text[m.end() :]).strip()
@@ -192,10 +205,36 @@ _FILLER = frozenset(
 _NAME_KINDS: frozenset[DetailKind] = frozenset({"spreadsheet", "table", "name"})
 
 
+_WRAPPER = re.compile(
+    # "it's for the audit" keeps its "it's": what follows is no value on its own.
+    r"^(?:(?:(?:it'?s|it is|that'?s|that is|this is|is)(?!\s+(?:for|because|since|to|in|on|at|about|not|too|very|so|"
+    r"fine|ok|okay|just|only|still|already|pretty|quite|rather|more|less|better|worse|up|down|all|a bit)\b)|"
+    r"the answer is|answer is|the value is|the answer should be|"
+    r"it should be|should be|we use|we're using|we are using|we're on|we are on|we go with|we'd go with|i'd go with|"
+    r"use|go with|pick|choose|select|just|simply|probably|maybe)\s+)+",
+    re.IGNORECASE,
+)
+_ONE_CALLED = re.compile(r"^(?:(?:the|a)\s+)?(?:one\s+)?(?:called|named|titled)\s+(?=\S)", re.IGNORECASE)
+
+
+def unwrap(text: str) -> str:
+    """A value without the conversation around it: "it's the one called Q3 Leads" -> "Q3 Leads", "go with
+    EMEA" -> "EMEA", "we use EUR" -> "EUR". Everything else (case, slashes, @, #, inner quotes) is kept."""
+    text = text.strip()
+    for _ in range(3):
+        before = text
+        text = _WRAPPER.sub("", text)
+        text = _ONE_CALLED.sub("", text)
+        if text == before:
+            break
+    return text if text.strip(" .,;:!") else before
+
+
 def value_of(kind: DetailKind | None, raw: str) -> str:
     """The value an answer gives: a quoted value as quoted; a value of the detail's shape when the rest of
-    the words only frame it ("250 is fine", "the customer_events table"); else the words as written."""
-    text = raw.strip()
+    the words only frame it ("250 is fine", "the customer_events table"); else the words as written,
+    without the conversation around them (:func:`unwrap`)."""
+    text = unwrap(raw)
     quoted = QUOTE.search(text)
     if quoted is not None and not re.search(r"\w", QUOTE.sub(" ", text).replace("called", "").replace("named", "")):
         return unquote(quoted.group(0))

@@ -25,9 +25,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from threadcase.case.details import detail_kind, topic_words
-from threadcase.case.directives import Decline, Directive, Hold, NoteReading, OneAtATime, Say, Trigger
+from threadcase.case.directives import Answer, Decline, Directive, Hold, NoteReading, OneAtATime, Say, Trigger
 from threadcase.case.note_grammar import read_note, split_items, split_prose
+from threadcase.case.note_topics import question_score
 
 __all__ = [
     "Script",
@@ -67,6 +67,19 @@ class ScriptTurn(BaseModel):
     @property
     def directives(self) -> tuple[Directive, ...]:
         return tuple(d for reading in self.readings for d in reading.directives)
+
+    @property
+    def loose_notes(self) -> tuple[str, ...]:
+        """The notes without the values they give to a question they name: a value given for "the
+        timezone" ("Europe/Lisbon") is never taken, by its shape, as the answer to another question."""
+        loose = []
+        for reading in self.readings:
+            text = reading.note
+            for d in reading.directives:
+                if isinstance(d, Answer) and (d.trigger.topic or d.trigger.detail):
+                    text = text.replace(d.value, " ")
+            loose.append(text)
+        return tuple(loose) if self.readings else self.notes
 
     @property
     def not_understood(self) -> list[tuple[str, str]]:
@@ -174,25 +187,11 @@ def _tidy(text: str) -> str:
     return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", out).strip()
 
 
-def _stem(word: str) -> str:
-    return word[:-1] if word.endswith("s") and len(word) > 4 else word
-
-
 def matches_question(trigger: Trigger, asked: str) -> bool:
-    """Whether a question (or a setup-card parameter and its issue) is the one ``trigger`` waits for.
-
-    Kinds decide when both sides have one ("the recipient address" is the ``sendTo`` parameter); else
-    the topic's words must appear in what is asked; no topic at all means any question.
-    """
-    if trigger.event != "question":
-        return False
-    asked_kind = detail_kind(asked)
-    if trigger.detail is not None and asked_kind is not None:
-        return trigger.detail == asked_kind
-    if not trigger.topic:
-        return trigger.detail is None
-    asked_words = {_stem(w) for w in topic_words(asked)}
-    return any(_stem(w) in asked_words for w in trigger.topic)
+    """Whether a question (or a setup-card parameter and its issue) is one ``trigger`` waits for: by the
+    words the note names, its kind of detail, or any question when it names none
+    (:func:`~threadcase.case.note_topics.question_score`)."""
+    return question_score(trigger, asked) > 0
 
 
 @functools.lru_cache(maxsize=4096)

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from threadcase.case import note_topics as topics
 from threadcase.case import schema
 from threadcase.case.details import detail_kind, stated_values
 from threadcase.case.directives import Answer, Decline, Directive, PlanReview
-from threadcase.case.notes import Script, ScriptTurn, matches_question
+from threadcase.case.notes import Script, ScriptTurn
 from threadcase.records import TIMEOUT_ENDINGS, RunRecord, ScriptDelivery, WidgetRecord
 from threadcase.verdicts import PremiseResult
 
@@ -136,6 +137,31 @@ def _widgets(record: RunRecord) -> Iterator[tuple[int, WidgetRecord]]:
                 yield max(message, 0), widget
 
 
+def _setup_issues(widget: WidgetRecord) -> dict[str, dict[str, str]]:
+    """node name -> parameter -> its problems as one line (as the scripted user reads a setup card)."""
+    issues: dict[str, dict[str, str]] = {}
+    for entry in widget.request.get("setupRequests", []):
+        if not isinstance(entry, dict):
+            continue
+        node = entry.get("node")
+        name = str(node.get("name", "")) if isinstance(node, dict) else str(node)
+        raw = entry.get("parameterIssues") or {}
+        issues[name] = {str(p): "; ".join(str(i) for i in v) if isinstance(v, list) else str(v) for p, v in raw.items()}
+    return issues
+
+
+def _asked_in(widget: WidgetRecord) -> list[str]:
+    """Every question (or setup-card parameter) a widget asks, answered or not."""
+    asked = [
+        str(q.get("question", ""))
+        for q in widget.request.get("questions", [])
+        if isinstance(q, dict) and not str(q.get("id", "")).startswith("credential:")
+    ]
+    issues = _setup_issues(widget)
+    asked += [f"{node}.{param}: {issue}" for node, params in issues.items() for param, issue in params.items()]
+    return asked
+
+
 def _given_values(widget: WidgetRecord) -> Iterator[tuple[str, str, bool]]:
     """``(what was asked, the value given, whether it is an offered option)`` for every value a widget's
     answer carries (skipped answers give none)."""
@@ -154,11 +180,7 @@ def _given_values(widget: WidgetRecord) -> Iterator[tuple[str, str, bool]]:
             for option in item.get("selectedOptions") or []:
                 yield text, str(option), True
     elif answer.get("kind") == "setupWorkflowApply":
-        issues = {
-            str(entry.get("node")): entry.get("parameterIssues") or {}
-            for entry in widget.request.get("setupRequests", [])
-            if isinstance(entry, dict)
-        }
+        issues = _setup_issues(widget)
         for node, values in (answer.get("nodeParameters") or {}).items():
             for param, value in (values or {}).items():
                 issue = issues.get(str(node), {}).get(param, "")
@@ -176,7 +198,7 @@ def audit_user(case: schema.Case, record: RunRecord) -> list[str]:
     fired_declines = {
         (d.turn, d.note) for d in (record.script.directives if record.script is not None else []) if d.fired
     }
-    corpus = "\n".join([script.spoken_corpus(), *script.notes])
+    corpus = "\n".join([script.spoken_corpus(), *(n for t in script.user_turns for n in t.loose_notes)])
     found: list[str] = []
     for message, widget in _widgets(record):
         active = script.active_turns(message)
@@ -188,22 +210,21 @@ def audit_user(case: schema.Case, record: RunRecord) -> list[str]:
             for d in r.directives
             if isinstance(d, Decline) and (t.index, r.note) in fired_declines
         ]
+        siblings = _asked_in(widget)
+        declines = [(t, d) for t, d in [*governing, *held] if isinstance(d, Decline)]
+        answers = [d for _, d in governing if isinstance(d, Answer)]
         for asked, value, is_option in _given_values(widget):
-            declined = next(
-                (
-                    (t, d)
-                    for t, d in [*governing, *held]
-                    if isinstance(d, Decline) and matches_question(d.trigger, asked)
-                ),
-                None,
-            )
+            # The same choice the scripted user makes: the note that names this question best, in this widget.
+            at = topics.governing([d.trigger for _, d in declines], asked, siblings)
+            declined = declines[at] if at is not None else None
             if declined is not None:
                 found.append(
                     f'answered "{_cut(asked)}" with {value!r} although conversation[{declined[0].index}] '
                     f'declines it ("{_cut(declined[1].clause)}")'
                 )
                 continue
-            note = next((d for _, d in governing if isinstance(d, Answer) and matches_question(d.trigger, asked)), None)
+            at = topics.governing([d.trigger for d in answers], asked, siblings)
+            note = answers[at] if at is not None else None
             if note is not None:
                 if not _same(note.value, value):
                     found.append(f'answered "{_cut(asked)}" with {value!r} where a note says {note.value!r}')
@@ -227,7 +248,10 @@ def _approved_against(
     widget: WidgetRecord,
     governing: list[tuple[ScriptTurn, Directive]],
 ) -> list[str]:
-    plan = next((d for _, d in governing if isinstance(d, PlanReview) and d.feedback is not None), None)
+    plan = next(
+        (d for _, d in governing if isinstance(d, PlanReview) and (d.feedback is not None or d.then == "reject")),
+        None,
+    )
     if plan is None:
         return []
     steps = [s for s in widget.request.get("plan") or [] if isinstance(s, dict)]
@@ -239,6 +263,8 @@ def _approved_against(
         words = ", ".join(plan.until_absent or plan.until_present)
         state = "still mentions" if plan.until_absent else "does not mention"
         return [f'approved a plan that {state} {words}, against "{_cut(plan.clause)}"']
+    if plan.then == "reject":
+        return [f'approved a plan that "{_cut(plan.clause)}" rejects']
     rejections = sum(
         1
         for m, w in _widgets(record)

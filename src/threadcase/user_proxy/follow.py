@@ -12,9 +12,10 @@ is recorded as a fault. :meth:`Director.delivery` turns all of it into the run's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from threadcase.case.details import DetailKind, detail_kind, placeholder_for, stated_values
+from threadcase.case.details import detail_kind, placeholder_for, stated_values
 from threadcase.case.directives import (
     Answer,
     Credential,
@@ -24,7 +25,8 @@ from threadcase.case.directives import (
     RunWorkflow,
     WebAccess,
 )
-from threadcase.case.notes import Script, ScriptTurn, matches_question
+from threadcase.case.note_topics import governing, near_miss
+from threadcase.case.notes import Script, ScriptTurn
 from threadcase.records import DirectiveDelivery, ScriptDelivery, ScriptTurnDelivery, UserValue, ValueSource
 
 __all__ = ["Bound", "Director", "ValueChoice"]
@@ -73,6 +75,8 @@ class Director:
         self._fired: dict[tuple[int, int], int] = {}
         self._pushes: dict[tuple[int, int], int] = {}
         self._why_not: dict[tuple[int, int], str] = {}
+        self._near: dict[tuple[int, int], str] = {}
+        """Directive -> a question close to its topic that it did not answer (see :meth:`_near_misses`)."""
         self.values: list[UserValue] = []
         self.faults: list[str] = []
         # The harness sends the opening turn (as written) before the user has anything to decide.
@@ -115,27 +119,34 @@ class Director:
 
     # --- questions and parameters --------------------------------------------------------------
 
-    def _held_decline(self, asked: str) -> Bound | None:
+    def _held_decline(self, asked: str, siblings: Sequence[str]) -> Bound | None:
         # A decline applies in its window; once it fired it is held for the rest of the conversation
         # (a declined recipient is not filled in later on a setup card either).
         active = {b.key for b in self.active()}
-        for bound in self.bound:
-            governs = bound.key in active or self.fired(bound)
-            if governs and isinstance(bound.directive, Decline) and matches_question(bound.directive.trigger, asked):
-                return bound
-        return None
+        held = [b for b in self.bound if isinstance(b.directive, Decline) and (b.key in active or self.fired(b))]
+        return _governing(held, asked, siblings)
 
-    def _note_answer(self, asked: str, kind: DetailKind | None) -> Bound | None:
-        active = self.active()
-        for bound in active:
-            if isinstance(bound.directive, Answer) and matches_question(bound.directive.trigger, asked):
-                return bound
-        # A value a note gave for this kind of detail earlier stays the user's answer (asked again).
-        for bound in self.bound:
-            answered = isinstance(bound.directive, Answer) and self.fired(bound)
-            if answered and kind is not None and bound.directive.trigger.detail == kind:
-                return bound
-        return None
+    def _note_answer(self, asked: str, siblings: Sequence[str]) -> Bound | None:
+        found = _governing([b for b in self.active() if isinstance(b.directive, Answer)], asked, siblings)
+        if found is not None:
+            return found
+        # A value a note gave for this question earlier stays the user's answer (asked again); a note
+        # about any question answered the question it was given for, not every later one.
+        answered = [
+            b
+            for b in self.bound
+            if isinstance(b.directive, Answer)
+            and self.fired(b)
+            and (b.directive.trigger.topic or b.directive.trigger.detail)
+        ]
+        return _governing(answered, asked, siblings)
+
+    def _near_misses(self, asked: str) -> None:
+        """Notes in force about a question close to this one, but not naming it ("the alert channel" when
+        only "Which channel should it post to?" comes): the user cannot tell whether they meant it."""
+        for bound in self.active():
+            if isinstance(bound.directive, Answer | Decline) and near_miss(bound.directive.trigger, asked):
+                self._near.setdefault(bound.key, asked)
 
     def _texts(self) -> tuple[list[str], list[str]]:
         """(spoken texts, note texts), most relevant first: the active turns, delivered ones from the
@@ -145,23 +156,25 @@ class Director:
         delivered = [t for t in reversed(users) if self.script.delivered(t) and t not in active]
         rest = [t for t in users if t not in active and t not in delivered]
         ordered = [*active, *delivered, *rest]
-        return [t.spoken for t in ordered if t.spoken], [n for t in ordered for n in t.notes]
+        return [t.spoken for t in ordered if t.spoken], [n for t in ordered for n in t.loose_notes]
 
-    def value_for(self, request_id: str, asked: str, options: list[str]) -> ValueChoice:
+    def value_for(self, request_id: str, asked: str, options: list[str], siblings: Sequence[str] = ()) -> ValueChoice:
         """The answer to one question or parameter: declined, a note's value, a stated value, an offered
-        option the script mentions, or a plainly placeholder value (recorded as invented)."""
+        option the script mentions, or a plainly placeholder value (recorded as invented). ``siblings``
+        are the other questions of the same widget: a note goes to the one that names its words best."""
         kind = detail_kind(asked)
-        declined = self._held_decline(asked)
+        declined = self._held_decline(asked, siblings)
         if declined is not None:
             self.fire(declined)
             return self._record(request_id, asked, ValueChoice(value=None, source="declined"))
-        answer = self._note_answer(asked, kind)
+        answer = self._note_answer(asked, siblings)
         if answer is not None:
             self.fire(answer)
             assert isinstance(answer.directive, Answer)
             value = answer.directive.value
             option = _option_matching(options, value)
             return self._record(request_id, asked, ValueChoice(value=value, option=option, source="note"))
+        self._near_misses(asked)
         spoken, notes = self._texts()
         if options:
             mentioned = _option_mentioned(options, "\n".join([*spoken, *notes]))
@@ -215,11 +228,13 @@ class Director:
             return False, plan.feedback, bound
         return plan.then == "approve", None, bound
 
-    def credential_for(self, credential_type: str) -> Bound | None:
+    def credential_for(self, credential_type: str, *names: str) -> Bound | None:
         """The credential directive governing a card entry of this type now: one naming the service
         wins over one about any service; a later one in the script over an earlier one."""
         matching = [
-            b for b in self.active() if isinstance(b.directive, Credential) and b.directive.applies_to(credential_type)
+            b
+            for b in self.active()
+            if isinstance(b.directive, Credential) and b.directive.applies_to(credential_type, *names)
         ]
         specific = [b for b in matching if isinstance(b.directive, Credential) and b.directive.services]
         chosen = (specific or matching)[-1:] if matching else []
@@ -260,6 +275,15 @@ class Director:
                 )
             )
         directives = [self._directive_delivery(b, cut) for b in self.bound]
+        for bound in self.bound:
+            near = self._near.get(bound.key)
+            if near is not None and not self.fired(bound):
+                assert isinstance(bound.directive, Answer | Decline)
+                self.fault(
+                    bound,
+                    f'it is about {bound.directive.trigger.about()}, and the agent asked "{near[:120]}" instead: '
+                    "the scripted user could not tell whether the note meant that question, so it did not follow it",
+                )
         not_understood = [
             f'conversation[{turn.index}]: note "{note}": {part}'
             for turn in script.user_turns
@@ -301,6 +325,12 @@ class Director:
         )
 
 
+def _governing(bounds: list[Bound], asked: str, siblings: Sequence[str]) -> Bound | None:
+    triggers = [b.directive.trigger for b in bounds]
+    at = governing(triggers, asked, siblings)
+    return bounds[at] if at is not None else None
+
+
 def _never_came(directive: Directive) -> str:
     trigger = directive.trigger
     if trigger.event == "plan":
@@ -310,8 +340,9 @@ def _never_came(directive: Directive) -> str:
         return f"no credential card for {services} appeared"
     if trigger.event == "web-access":
         return "no web-access prompt appeared"
-    about = trigger.detail or " ".join(trigger.topic)
-    return f"no question about {about} was asked" if about else "no question was asked"
+    if trigger.topic or trigger.detail:
+        return f"no question about {trigger.about()} was asked"
+    return "no question was asked"
 
 
 def _cut_reason(ended_by: str, follow_ups: int, budget: int | None) -> str:

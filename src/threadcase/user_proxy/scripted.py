@@ -245,8 +245,8 @@ class ScriptedProxy:
             return ApproveOrReject(action="approve_or_reject", approved=True, user_input=said.value)
         return ApproveOrReject(action="approve_or_reject", approved=True, user_input=None)
 
-    def _value(self, request_id: str, asked: str, options: list[str]) -> ValueChoice:
-        choice = self.director.value_for(request_id, asked, options)
+    def _value(self, request_id: str, asked: str, options: list[str], siblings: list[str] | None = None) -> ValueChoice:
+        choice = self.director.value_for(request_id, asked, options, siblings or [])
         if choice.source == "invented":
             self.stats["value-invented"] += 1
         return choice
@@ -275,12 +275,13 @@ class ScriptedProxy:
 
     def _scripted_questions(self, request: wire.ConfirmationRequest) -> AnswerQuestions:
         answers = []
+        asked = [q.question for q in request.questions if _credential_type_of(q) is None]
         for q in request.questions:
             credential_type = _credential_type_of(q)
             if credential_type is not None:
                 answers.append(self._credential_question(request, q, credential_type))
                 continue
-            choice = self._value(request.requestId, q.question, list(q.options))
+            choice = self._value(request.requestId, q.question, list(q.options), asked)
             if choice.value is None:
                 answers.append(
                     QuestionAnswerItem(question_id=q.id, selected_options=[], custom_text=None, skipped=True)
@@ -341,16 +342,21 @@ class ScriptedProxy:
         params: dict[str, dict[str, Any]] = {}
         creds: dict[str, dict[str, str]] = {}
         working: list[str] = []
+        asked = [
+            f"{entry.node_name}.{param}: {entry.issue_text(param)}"
+            for entry in request.setupRequests
+            for param in entry.parameterIssues
+        ]
         for entry in request.setupRequests:
             for param in entry.parameterIssues:
                 issue = entry.issue_text(param)
-                choice = self._value(request.requestId, f"{entry.node_name}.{param}: {issue}", [])
+                choice = self._value(request.requestId, f"{entry.node_name}.{param}: {issue}", [], asked)
                 if choice.value is not None:
                     params.setdefault(entry.node_name, {})[param] = choice.value
             ctype = entry.credentialType
             if ctype is None:
                 continue
-            bound = self.director.credential_for(ctype)
+            bound = self.director.credential_for(ctype, entry.node_type)
             if bound is None:
                 continue
             self.director.fire(bound)

@@ -56,6 +56,8 @@ def omit_rows(value: Any) -> Any:
 
 
 def _omit_rows_entry(key: str | None, item: Any) -> Any:
+    if not isinstance(item, dict | list):
+        return item  # a scalar holds no rows; not descending into it halves the walk (bench.replay)
     if key in ("rows", "data") and isinstance(item, list):
         return f"<{len(item)} row(s) omitted>"
     return omit_rows(item)

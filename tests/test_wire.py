@@ -224,6 +224,26 @@ def test_mocked_execution_outputs_are_n8n_items_and_a_framework_issue_is_found()
     assert failed.framework_issue == issue
 
 
+def test_mocked_credentials_are_n8ns_objects() -> None:
+    # n8n 2.41 (eval-mocked-credentials-helper): {nodeName, credentialType, credentialId}, the id absent
+    # when the node referenced no id; a list of strings would refuse the whole execution result.
+    result = wire.ExecutionResult.model_validate(
+        {
+            "executionId": "9",
+            "success": True,
+            "mockedCredentials": [
+                {"nodeName": "Slack", "credentialType": "slackApi"},
+                {"nodeName": "Gmail", "credentialType": "gmailOAuth2", "credentialId": "c-7"},
+            ],
+            "rewrittenCredentials": [],
+        }
+    )
+    assert [c.describe() for c in result.mockedCredentials] == [
+        "Slack (slackApi, none attached)",
+        "Gmail (gmailOAuth2, id c-7)",
+    ]
+
+
 def test_a_workflow_takes_its_folder_and_project_from_n8ns_objects() -> None:
     workflow = wire.Workflow.model_validate(
         {

@@ -27,9 +27,9 @@ receives no items does not run (as in n8n). Node vocabulary:
   response with ``"ok": false`` or an ``_evalMockError`` key makes the node fail with that error.
 
 Expressions: ``={{ $json.a.b }}``, ``{{ $json.x ?? 'fallback' }}`` and ``{{ JSON.stringify($json) }}``
-inside ``=``-prefixed strings. Credentials: a Slack/Gmail/Notion/GitHub/Sheets node needs a
-credential of its type that is in the thread's credential view (the allowlist when pinned); a node
-referencing a credential outside the view errors. ``onError: continueRegularOutput`` turns a node's
+inside ``=``-prefixed strings. Credentials are never checked, as on n8n 2.41: its mocked execution
+synthesizes a mock credential for a node with none (or one it cannot find) and intercepts every call, so
+``mockedCredentials`` stays empty. ``onError: continueRegularOutput`` turns a node's
 error into an item ``{error: {message}}`` on its regular output; ``continueErrorOutput`` sends it to
 output 1; otherwise the execution stops there with ``success: false``.
 """
@@ -43,7 +43,6 @@ from collections import deque
 from typing import Any
 
 from threadcase.demo_instance.events import epoch_ms, utc_now
-from threadcase.demo_instance.resources import visible_credentials
 from threadcase.demo_instance.storage import Store
 from threadcase.wire import ExecuteWithMockRequest
 
@@ -58,6 +57,15 @@ CREDENTIAL_TYPES = {
 }
 _MAX_STEPS = 1_000
 Item = dict[str, Any]
+
+
+def _slack_channel(params: dict[str, Any]) -> Any:
+    # n8n 2.41's Slack node names its channel in a resource locator (``channelId: {__rl, value, mode}``);
+    # the demo's own builder writes a flat ``channel``. Seeds written for the real n8n use the former.
+    locator = params.get("channelId")
+    if isinstance(locator, dict) and "channel" not in params:
+        return locator.get("value")
+    return params.get("channel")
 
 
 class NodeError(Exception):
@@ -295,16 +303,12 @@ def _run_set(node: dict[str, Any], items: list[Item]) -> list[list[Item]]:
 
 
 class _Execution:
-    def __init__(
-        self, store: Store, workflow: dict[str, Any], hints: dict[str, Any], view: list[dict[str, Any]]
-    ) -> None:
+    def __init__(self, store: Store, workflow: dict[str, Any], hints: dict[str, Any]) -> None:
         self.store = store
         self.workflow = workflow
         self.hints = hints
-        self.view = {c["id"]: c for c in view}
         self.results: dict[str, dict[str, Any]] = {}
         self.errors: list[str] = []
-        self.mocked_credentials: list[str] = []
 
     def _result(self, node: dict[str, Any], mode: str) -> dict[str, Any]:
         return self.results.setdefault(
@@ -319,27 +323,13 @@ class _Execution:
             },
         )
 
-    def _check_credentials(self, node: dict[str, Any]) -> None:
-        node_type = str(node.get("type", ""))
-        needed = CREDENTIAL_TYPES.get(node_type)
-        attached = node.get("credentials") or {}
-        if needed is not None and needed not in attached:
-            raise NodeError(f"no {needed} credential: set one up before running")
-        for cred_type, ref in attached.items():
-            cred_id = ref.get("id") if isinstance(ref, dict) else None
-            credential = self.view.get(str(cred_id)) if cred_id else None
-            if credential is None or credential.get("type") != cred_type:
-                raise NodeError(f"credential {cred_id!r} ({cred_type}) is not available to this workflow")
-            if cred_id not in self.mocked_credentials:
-                self.mocked_credentials.append(str(cred_id))
-
     def _request(self, node: dict[str, Any], params: dict[str, Any]) -> tuple[str, str, Any]:
         short = _short(str(node.get("type", ""))).lower()
         if short == "slack":
             return (
                 "https://slack.com/api/chat.postMessage",
                 "POST",
-                {"channel": params.get("channel"), "text": params.get("text")},
+                {"channel": _slack_channel(params), "text": params.get("text")},
             )
         if short == "gmail":
             body = {"to": params.get("sendTo"), "subject": params.get("subject"), "message": params.get("message")}
@@ -366,7 +356,7 @@ class _Execution:
         if short == "slack":
             return {
                 "ok": True,
-                "channel": params.get("channel"),
+                "channel": _slack_channel(params),
                 "ts": "1700000000.000100",
                 "message": {"text": params.get("text")},
             }
@@ -383,7 +373,9 @@ class _Execution:
         return {"ok": True, "status": 200, "echo": body}
 
     def _run_action(self, node: dict[str, Any], items: list[Item]) -> list[list[Item]]:
-        self._check_credentials(node)
+        # No credential check: n8n 2.41's mocked execution synthesizes a mock credential for a node with
+        # none or with one it cannot find, and every outbound call is intercepted anyway (observed with
+        # `scripts/n8n-local`: a Slack node without credentials runs, `mockedCredentials: []`).
         result = self._result(node, "mocked")
         hinted = _hint_for(self.hints, node)
         out: list[Item] = []
@@ -548,16 +540,10 @@ def execute_with_mock(
     store: Store,
     workflow: dict[str, Any],
     request: ExecuteWithMockRequest,
-    *,
-    thread: dict[str, Any] | None,
-    owner_id: str,
 ) -> dict[str, Any]:
-    """Run ``workflow`` with mocked outside calls; the n8n-shaped ``ExecutionResult`` as a dict.
-
-    ``thread`` (the thread that built the workflow, if any) decides the credential view.
-    """
+    """Run ``workflow`` with mocked outside calls; the n8n-shaped ``ExecutionResult`` as a dict."""
     hints = hints_from_text(request.scenarioHints)
-    execution = _Execution(store, workflow, hints, visible_credentials(store, thread, owner_id))
+    execution = _Execution(store, workflow, hints)
     success = execution.run()
     warnings = []
     if request.scenarioHints and not hints:
@@ -581,5 +567,6 @@ def execute_with_mock(
             "warnings": warnings,
             "bypassPinData": {},
         },
-        "mockedCredentials": execution.mocked_credentials,
+        "mockedCredentials": [],
+        "rewrittenCredentials": [],
     }

@@ -367,9 +367,7 @@ async def execute_mock(workflow_id: str, request: Request) -> JSONResponse:
     if workflow is None:
         raise ApiError(404, f"workflow {workflow_id!r} not found")
     platform.project_for(user, str(workflow["projectId"]))
-    thread_id = workflow.get("threadId")
-    thread = platform.store.get("threads", str(thread_id)) if thread_id else None
-    result = execute_with_mock(platform.store, workflow, body, thread=thread, owner_id=user.id)
+    result = execute_with_mock(platform.store, workflow, body)
     return ok(result)
 
 

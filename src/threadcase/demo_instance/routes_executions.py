@@ -153,7 +153,7 @@ async def run_workflow(workflow_id: str, request: Request) -> JSONResponse:
     runnable = dict(workflow)
     runnable["nodes"] = [n for n in workflow.get("nodes", []) if n is trigger or not _is_trigger(n)]
     started = utc_now()
-    result = execute_with_mock(platform.store, runnable, ExecuteWithMockRequest(), thread=None, owner_id=str(user.id))
+    result = execute_with_mock(platform.store, runnable, ExecuteWithMockRequest())
     stopped = utc_now()
     execution_id = str(platform.store.count("executions") + 1)
     while platform.store.get("executions", execution_id) is not None:  # ids stay unique after deletions

@@ -222,7 +222,7 @@ def render_execution_trace(scenario: schema.ExecutionScenario, workflow: Workflo
         "Errors: " + ("; ".join(result.errors) if result.errors else "(none)"),
     ]
     if result.mockedCredentials:
-        lines.append("Mocked credentials: " + ", ".join(result.mockedCredentials))
+        lines.append("Mocked credentials: " + ", ".join(c.describe() for c in result.mockedCredentials))
     ran = set(result.nodeResults)
     for node in workflow.nodes:
         if node.name not in ran:

@@ -122,6 +122,19 @@ FRAMEWORK_ISSUE_PREFIX = "FRAMEWORK ISSUE:"
 """How n8n starts an error of the mocked execution's own machinery (its mock model failed, ...)."""
 
 
+class MockedCredential(_Response):
+    """One ``mockedCredentials`` entry of n8n 2.41's mocked execution: a credential it synthesized."""
+
+    nodeName: str = "unknown"
+    credentialType: str = ""
+    credentialId: str | None = None
+
+    def describe(self) -> str:
+        """``Slack (slackApi, id 7)`` or ``Slack (slackApi, none attached)``."""
+        which = f"id {self.credentialId}" if self.credentialId else "none attached"
+        return f"{self.nodeName} ({self.credentialType}, {which})"
+
+
 class ExecutionResult(_Response):
     """``POST /rest/instance-ai/eval/execute-with-llm-mock/:workflowId`` answer: the execution trace."""
 
@@ -130,7 +143,8 @@ class ExecutionResult(_Response):
     nodeResults: dict[str, NodeResult] = Field(default_factory=dict)
     errors: list[str] = Field(default_factory=list)
     hints: dict[str, Any] = Field(default_factory=dict)
-    mockedCredentials: list[str] = Field(default_factory=list)
+    mockedCredentials: list[MockedCredential] = Field(default_factory=list)
+    """Credentials n8n stood in for (a node's reference had no id, or pointed at none that exists)."""
 
     @property
     def framework_issue(self) -> str | None:

@@ -112,7 +112,7 @@ def _workflow_fact(topic: str, workflow: dict[str, Any]) -> str | None:
         spec = filter_spec_of(workflow)
         return f"it only continues when {spec.describe()}" if spec else None
     if topic == "channel":
-        channels = [x["parameters"].get("channel") for x in nodes if x["type"] == "n8n-nodes-base.slack"]
+        channels = [n.slack_channel(x["parameters"]) for x in nodes if x["type"] == "n8n-nodes-base.slack"]
         return f"it posts to {' and '.join(str(c) for c in channels)}" if channels else None
     if topic == "recipient":
         to = params.get("n8n-nodes-base.gmail", {}).get("sendTo")

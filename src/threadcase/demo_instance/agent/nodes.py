@@ -36,6 +36,8 @@ __all__ = [
     "replace_trigger",
     "set_error_handling",
     "set_filter",
+    "set_slack_channel",
+    "slack_channel",
     "summarize",
 ]
 
@@ -79,6 +81,25 @@ SERVICE_NAMES = {
     "githubApi": "GitHub",
     "googleSheetsOAuth2Api": "Google Sheets",
 }
+
+
+def slack_channel(parameters: dict[str, Any]) -> Any:
+    """A Slack node's channel, in the demo's flat shape (``channel``) or n8n 2.41's (``channelId``, a
+    resource locator ``{__rl, value, mode}`` next to ``select: "channel"``): seeds written for the real
+    n8n use the latter, which its build tool insists on."""
+    locator = parameters.get("channelId")
+    if isinstance(locator, dict) and "channel" not in parameters:
+        return locator.get("value")
+    return parameters.get("channel")
+
+
+def set_slack_channel(parameters: dict[str, Any], channel: str) -> None:
+    """Set a Slack node's channel in whichever shape the node already has (see :func:`slack_channel`)."""
+    locator = parameters.get("channelId")
+    if isinstance(locator, dict) and "channel" not in parameters:
+        parameters["channelId"] = {**locator, "value": channel}
+    else:
+        parameters["channel"] = channel
 
 
 def placeholder(what: str) -> str:

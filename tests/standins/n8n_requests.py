@@ -103,6 +103,12 @@ def helper(system: str, prompt: str, *, tool_names: tuple[str, ...] = ()) -> dic
 
 
 TITLE_SYSTEM = "You generate a short descriptive title for a conversation based on its first user message.\n\n..."
+# n8n 2.41, classify-node-destructiveness.service.js: build-time verification asks which nodes would
+# change an outside system (only for nodes its own rules call ambiguous, e.g. a Slack post).
+CLASSIFIER_SYSTEM = (
+    "You classify n8n workflow nodes by whether executing them would CREATE, UPDATE, DELETE, or SEND data "
+    "in an external system (destructive), or only READ/transform data (safe)."
+)
 FIXTURES_SYSTEM = "You generate realistic mock output for n8n workflow nodes whose real execution is being simulated"
 HINTS_SYSTEM = "You are a test data planner for n8n workflow automation. Your job is to create ..."
 PIN_SYSTEM = "You are a test data generator for n8n workflow automation. Generate realistic mock API response data"

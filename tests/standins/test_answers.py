@@ -295,3 +295,25 @@ def test_the_observer_keeps_what_the_user_said() -> None:
 def test_the_reflector_keeps_everything() -> None:
     reply = answer(script(DONE), read_ask(n8n.helper(n8n.REFLECTOR_SYSTEM, "observations ...")))
     assert json.loads(reply.text or "") == {"drop": [], "merge": []}
+
+
+CLASSIFY_PROMPT = """Classify the following n8n workflow nodes.
+
+Node name: Slack
+Node type: n8n-nodes-base.slack
+Parameters: {"select":"channel","channelId":{"__rl":true,"value":"#revenue","mode":"name"}}
+
+Node name: Call billing API
+Node type: n8n-nodes-base.httpRequest
+Parameters: {"method":"POST","url":"https://billing.example.com/charge"}
+
+Output a single JSON object with exactly these keys: "Slack", "Call billing API"."""
+
+
+def test_the_destructiveness_classifier_simulates_every_node_it_is_asked_about() -> None:
+    # n8n's own rule when uncertain: "simulate", low confidence; nothing runs for real.
+    reply = answer(script(DONE), read_ask(n8n.helper(n8n.CLASSIFIER_SYSTEM, CLASSIFY_PROMPT)))
+    verdicts = json.loads(reply.text or "")
+    assert set(verdicts) == {"Slack", "Call billing API"}
+    assert {v["verdict"] for v in verdicts.values()} == {"simulate"}
+    assert reply.source == "builtin:classifier"

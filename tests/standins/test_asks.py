@@ -19,6 +19,7 @@ from threadcase.standins.asks import classify, read_ask
         ("You are the workflow builder sub-agent.", ("build-workflow", "nodes"), "subagent"),
         (n8n.TITLE_SYSTEM, (), "title"),
         (n8n.FIXTURES_SYSTEM, (), "fixtures"),
+        (n8n.CLASSIFIER_SYSTEM, (), "classifier"),
         (n8n.HINTS_SYSTEM, (), "eval-hints"),
         (n8n.PIN_SYSTEM, (), "eval-pin-data"),
         (n8n.MOCK_SYSTEM, ("get_endpoint_quirks", "submit_response"), "eval-mock-responder"),

@@ -10,6 +10,7 @@ provider, all with the same model id:
 | the thread-title generator | system prompt "You generate a short descriptive title …" |
 | build-time simulation fixtures | "You generate realistic mock output for n8n workflow nodes …" |
 | mocked execution: hints, pin data | "You are a test data planner …", "You are a test data generator …" |
+| build-time verification: which nodes to simulate | "You classify n8n workflow nodes by whether executing them …" |
 | mocked execution: HTTP mocks, AI-node mocks | "You generate realistic HTTP responses …", "You simulate ONE …" |
 | the memory observer / reflector | "You observe a conversation …" / "Reduce the observation log …" |
 
@@ -29,6 +30,7 @@ __all__ = ["Ask", "ToolResult", "classify", "read_ask"]
 _HELPER_PROMPTS: tuple[tuple[str, str], ...] = (
     ("title", "You generate a short descriptive title"),
     ("fixtures", "You generate realistic mock output for n8n workflow nodes"),
+    ("classifier", "You classify n8n workflow nodes by whether executing them"),
     ("eval-hints", "You are a test data planner"),
     ("eval-pin-data", "You are a test data generator"),
     ("eval-mock-responder", "You generate realistic HTTP responses"),

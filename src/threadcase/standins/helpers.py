@@ -12,6 +12,9 @@ Each answer has the shape n8n parses (read from n8n 2.41's code) and is derived 
   ``submit_response`` with a 200 JSON body ``{"ok": true}``, then a short text.
 - ``eval-completion-mock`` (an AI node inside a mocked execution): ``submit_agent_step`` with a short
   final answer (``{kind: "final", content: "Done."}``), then a short text.
+- ``classifier`` (build-time verification: would running a node change an outside system?): every
+  ``Node name:`` of the prompt classified ``simulate`` with low confidence — n8n's own answer when
+  uncertain, so nothing is executed for real.
 - ``observer``: one CRITICAL observation per user message of the transcript delta, so what the user
   said survives compaction; ``reflector``: drop nothing, merge nothing.
 
@@ -130,6 +133,11 @@ def _observations(ask: Ask) -> Reply:
     return Reply.model_validate({"text": "\n".join(bullets) if bullets else "NO_OBSERVATIONS"})
 
 
+def _classify(ask: Ask) -> Reply:
+    verdict = {"verdict": "simulate", "reason": "May write to an outside system.", "confidence": "low"}
+    return Reply.model_validate({"json": {name.strip(): verdict for name in _FIXTURE_NODE.findall(ask.user_text)}})
+
+
 def builtin_reply(ask: Ask) -> Reply | None:
     """The built-in answer for a helper agent's request, or None for the orchestrator and sub-agents."""
     if ask.agent == "title":
@@ -147,6 +155,8 @@ def builtin_reply(ask: Ask) -> Reply | None:
             step = {"name": "submit_agent_step", "arguments": {"kind": "final", "content": "Done."}}
             return Reply.model_validate({"toolCalls": [step]})
         return Reply.model_validate({"text": "Step submitted."})
+    if ask.agent == "classifier":
+        return _classify(ask)
     if ask.agent == "observer":
         return _observations(ask)
     if ask.agent == "reflector":

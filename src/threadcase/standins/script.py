@@ -60,6 +60,7 @@ Agent = Literal[
     "subagent",
     "title",
     "fixtures",
+    "classifier",
     "eval-hints",
     "eval-pin-data",
     "eval-mock-responder",

@@ -115,9 +115,10 @@ def _running() -> LocalN8n | None:
 
 
 @contextlib.contextmanager
-def started_n8n(extra_env: Mapping[str, str] | None = None) -> Iterator[LocalN8n]:
-    """Start a fresh n8n from the local install with ``extra_env`` (e.g. ``N8N_INSTANCE_AI_MODEL_URL``) in
-    a run directory of its own; stop it (its own process group, by the id the script recorded) on exit.
+def started_n8n(extra_env: Mapping[str, str] | None = None, *start_args: str) -> Iterator[LocalN8n]:
+    """Start a fresh n8n from the local install with ``extra_env`` (e.g. ``N8N_INSTANCE_AI_MODEL_URL``) and
+    ``start_args`` (e.g. ``--sandbox``, ``--model-url URL``) in a run directory of its own; stop it (its own
+    process group, by the id the script recorded, and the sandbox stand-in with it) on exit.
 
     ~11 s to start and ~0.9 GB of memory: share one per test session where possible.
     """
@@ -125,7 +126,7 @@ def started_n8n(extra_env: Mapping[str, str] | None = None) -> Iterator[LocalN8n
         raise N8nUnavailable(HOW_TO)
     run_dir = Path(tempfile.mkdtemp(prefix="threadcase-n8n-run-"))
     env = {"THREADCASE_N8N_RUN_DIR": str(run_dir)}
-    args = ["start"]
+    args = ["start", *start_args]
     for key, value in (extra_env or {}).items():
         args += ["--env", f"{key}={value}"]
     try:

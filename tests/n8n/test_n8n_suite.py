@@ -1,0 +1,112 @@
+"""The n8n suite (``cases/n8n/``) on the real n8n 2.41, its own agent driven by the suite's scripted model.
+
+One n8n of its own is started for this module with the sandbox stand-in (``--sandbox``: n8n builds only
+through a workspace) and the scripted model as its agent's and mocked execution's model
+(``--model-url``), then ``threadcase run`` is started as a user would start it. Every flow must be
+judged and pass — a build, a question through n8n's widget, a credential setup card with none and with
+one existing credential, an edit in place of a seeded workflow, token numbers from run debug, a mocked
+execution — and the instance must be left as it was found. The same suite is green on the demo
+(``tests/runner/test_n8n_suite_on_demo.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import anyio
+import pytest
+
+from tests.n8n.conftest import Inventory, inventory
+from tests.n8n.local import LocalN8n, installed, started_n8n
+from tests.runner.test_n8n_suite_on_demo import FLOWS, SCRIPT, SUITE
+from threadcase.demo_instance.serve import serve_in_thread
+from threadcase.harness.journal import read_journal
+from threadcase.instance import InstanceClient
+from threadcase.render import render_transcript
+from threadcase.standins.model_server import ScriptedModel, create_app
+from threadcase.standins.script import load_script
+
+pytestmark = pytest.mark.anyio
+
+TURN_HEADER = re.compile(r"^### Turn (\d+)(?: \((\d+) steps, (\d+) tokens in)?", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[tuple[ScriptedModel, str]]:
+    scripted = ScriptedModel(load_script(SCRIPT))
+    with serve_in_thread(create_app(scripted)) as url:
+        yield scripted, url
+
+
+@pytest.fixture(scope="module")
+def agent_n8n(model: tuple[ScriptedModel, str]) -> Iterator[LocalN8n]:
+    if not installed():
+        pytest.skip("n8n is not installed: scripts/n8n-local install")
+    # Any failure to start is a failure, not a skip: the install is there.
+    with started_n8n(None, "--sandbox", "--model-url", f"{model[1]}/v1") as n8n:
+        yield n8n
+
+
+@pytest.fixture
+async def agent_client(agent_n8n: LocalN8n) -> AsyncIterator[InstanceClient]:
+    async with InstanceClient(agent_n8n.base_url, email=agent_n8n.email, password=agent_n8n.password) as client:
+        yield client
+
+
+async def test_the_n8n_suite_is_green_on_n8ns_own_agent_with_every_flow_judged(
+    agent_n8n: LocalN8n, agent_client: InstanceClient, model: tuple[ScriptedModel, str], tmp_path: Path
+) -> None:
+    scripted, url = model
+    before: Inventory = await inventory(agent_client)
+    out = tmp_path / "results"
+    env = {
+        **os.environ,
+        "THREADCASE_BASE_URL": agent_n8n.base_url,
+        "THREADCASE_EMAIL": agent_n8n.email,
+        "THREADCASE_PASSWORD": agent_n8n.password,
+        "OPENAI_BASE_URL": f"{url}/v1",
+        "OPENAI_API_KEY": "sk-threadcase-scripted",
+    }
+    for name in ("THREADCASE_PROXY_MODEL", "THREADCASE_JUDGE_MODEL"):
+        env.pop(name, None)
+    command = [
+        sys.executable, "-c", "from threadcase.cli import main; main()", "run",
+        "--suite", str(SUITE), "--verifier-model", "scripted", "--output-dir", str(out),
+        "--timeout-seconds", "120", "--inactivity-seconds", "60",
+    ]  # fmt: skip
+    with anyio.fail_after(240):
+        done = await anyio.run_process(command, env=env, check=False)
+    stdout, stderr = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, f"exit {done.returncode}\n{stdout[-4000:]}\n{stderr[-3000:]}"
+    assert "Traceback" not in stderr
+
+    results = read_journal(out / "journal.jsonl")
+    assert {r.case_slug for r in results} == FLOWS
+    for result in results:
+        assert result.error is None, (result.case_slug, result.error)
+        assert result.verdicts, result.case_slug
+        for verdict in result.verdicts:
+            assert verdict.status == "pass", (result.case_slug, verdict)  # judged, and passed
+        record = result.record
+        assert record is not None
+        # Token numbers come from n8n's run debug: every live turn's header carries a non-zero count.
+        headers = TURN_HEADER.findall(render_transcript(record))
+        live = [h for h in headers if h[1]]
+        assert live, (result.case_slug, headers)
+        assert all(int(tokens_in) > 0 for _, _, tokens_in in live), (result.case_slug, headers)
+    by_slug = {r.case_slug: r for r in results}
+    assert any(v.unit.startswith("scenario:") for v in by_slug["build-evening-revenue"].verdicts)
+    # The widget and the cards were n8n's own: what the scripted model logged shows its tools ran.
+    answered_by = {entry.get("source") for entry in scripted.log}
+    driven = {"rule:wrapup-ask", "rule:card-after-build", "rule:edit-write", "rule:verifier-slack-post-seen"}
+    assert driven <= answered_by
+    unmatched = [e for e in scripted.log if e.get("source") == "unmatched"]
+    assert not unmatched, [(e["agent"], e.get("userText", "")[:300]) for e in unmatched]
+    assert await inventory(agent_client) == before
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["units"]["not_judged"] == 0

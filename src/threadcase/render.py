@@ -33,6 +33,7 @@ __all__ = [
     "ConversationMetrics",
     "TurnGroup",
     "TurnMetrics",
+    "TurnTokens",
     "conversation_metrics",
     "group_turns",
     "normalise_question",
@@ -40,6 +41,7 @@ __all__ = [
     "render_token_block",
     "render_tool_calls_per_turn",
     "render_transcript",
+    "turn_tokens",
     "widget_questions",
 ]
 
@@ -125,13 +127,43 @@ def _sum_usage(steps: list[TokenUsage]) -> tuple[int, int, int, int]:
     )
 
 
-def _turn_header(group: TurnGroup, record: RunRecord) -> str:
-    steps = [step for run_id in group.run_ids for step in record.usage.get(run_id, [])]
-    matched = any(run_id in record.usage for run_id in group.run_ids)
-    if not matched:
-        return f"### Turn {group.number}"
+@dataclass(frozen=True)
+class TurnTokens:
+    """A conversational turn's token numbers: the run-debug steps of every run its answers name, summed."""
+
+    runs: int
+    """Distinct runs the turn's answers name."""
+    runs_read: int
+    """Of those, the runs run debug gave numbers for."""
+    steps: int
+    tokens_in: int
+    cached: int
+    """Of ``tokens_in``, those read from the provider's prompt cache."""
+    tokens_out: int
+
+    @property
+    def complete(self) -> bool:
+        """Run debug gave every run of the turn, with at least one step: a total that is not a guess."""
+        return self.runs > 0 and self.runs_read == self.runs and self.steps > 0
+
+
+def turn_tokens(group: TurnGroup, record: RunRecord) -> TurnTokens:
+    """The turn's token numbers, as its ``### Turn N`` header shows them (the token checks read the same)."""
+    # A run named twice is one run: its steps must not be counted twice.
+    run_ids = list(dict.fromkeys(group.run_ids))
+    steps = [step for run_id in run_ids for step in record.usage.get(run_id, [])]
     tokens_in, cached, tokens_out, _ = _sum_usage(steps)
-    numbers = f"{len(steps)} steps, {tokens_in} tokens in [{cached} cached], {tokens_out} tokens out"
+    read = sum(1 for run_id in run_ids if run_id in record.usage)
+    return TurnTokens(len(run_ids), read, len(steps), tokens_in, cached, tokens_out)
+
+
+def _turn_header(group: TurnGroup, record: RunRecord) -> str:
+    tokens = turn_tokens(group, record)
+    if not tokens.runs_read:
+        return f"### Turn {group.number}"
+    numbers = (
+        f"{tokens.steps} steps, {tokens.tokens_in} tokens in [{tokens.cached} cached], {tokens.tokens_out} tokens out"
+    )
     return f"### Turn {group.number} ({numbers})"
 
 

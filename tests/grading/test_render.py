@@ -10,7 +10,14 @@ import pytest
 
 from tests.grading.records import clean_record, compacted_memory, questions_widget
 from threadcase.records import RunRecord, ToolCallRecord, Turn, WidgetRecord
-from threadcase.render import conversation_metrics, render_memory_block, render_token_block, render_transcript
+from threadcase.render import (
+    conversation_metrics,
+    group_turns,
+    render_memory_block,
+    render_token_block,
+    render_transcript,
+    turn_tokens,
+)
 from threadcase.wire import ObservationCursor, ThreadMemory
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -110,6 +117,26 @@ def test_turn_header_carries_run_debug_numbers_and_omits_them_without_a_match() 
     without = render_transcript(clean_record(usage={}))
     assert "### Turn 1\nUser:" in without
     assert render_token_block(clean_record(usage={})) == "(no run debug captured)"
+
+
+def test_a_run_named_by_two_answers_of_one_turn_is_counted_once() -> None:
+    """The header summed a run's steps once per answer naming it; the token checks read the same sum."""
+    record = clean_record()
+    turns = [*record.turns[:2], Turn(index=9, role="assistant", text="Also done.", run_ids=["run-1"])]
+    twice = record.model_copy(update={"turns": turns})
+    assert "### Turn 1 (2 steps, 8500 tokens in [3000 cached], 420 tokens out)" in render_transcript(twice)
+
+
+def test_turn_tokens_is_complete_only_when_run_debug_gave_every_run_of_the_turn() -> None:
+    record = clean_record()
+    record.turns[1].run_ids.append("run-lost")
+    first, second = (turn_tokens(group, record) for group in group_turns(record))
+    assert (first.runs, first.runs_read, first.steps, first.tokens_in, first.tokens_out) == (2, 1, 2, 8500, 420)
+    assert not first.complete
+    assert second.complete
+    assert "### Turn 1 (2 steps, 8500 tokens in" in render_transcript(record)  # the header shows what it has
+    record.usage["run-2"] = []
+    assert not turn_tokens(group_turns(record)[1], record).complete
 
 
 def test_token_block_totals() -> None:

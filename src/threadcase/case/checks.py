@@ -320,6 +320,12 @@ class Checks(Strict):
     """At most this many clarifying questions asked of the user across the conversation."""
     min_clarifying_questions: int | None = Field(default=None, ge=1)
     """At least this many clarifying questions asked of the user across the conversation."""
+    max_input_tokens_per_turn: int | None = Field(default=None, gt=0)
+    """No live agent turn reads more input tokens than this: the sum over the turn's run-debug steps, cached
+    tokens included, as its ``### Turn N`` transcript header shows it. Not judged when a live agent turn has
+    no run debug."""
+    max_output_tokens_per_turn: int | None = Field(default=None, gt=0)
+    """No live agent turn writes more output tokens than this (summed over its run-debug steps, as above)."""
     credential_tests_bypassed: int | None = Field(default=None, ge=0)
     """Exactly this many credentials on the thread's bypass list (declared working ones plus those the simulated
     user created as working): the proof that a credential case exercised what it claims."""
@@ -382,6 +388,8 @@ class Checks(Strict):
         keys += ["check:maxClarifyingQuestions"] if self.max_clarifying_questions is not None else []
         keys += ["check:minClarifyingQuestions"] if self.min_clarifying_questions is not None else []
         keys += ["check:noRepeatedQuestions"] if self.no_repeated_questions else []
+        keys += ["check:maxInputTokensPerTurn"] if self.max_input_tokens_per_turn is not None else []
+        keys += ["check:maxOutputTokensPerTurn"] if self.max_output_tokens_per_turn is not None else []
         keys += ["check:credentialTestsBypassed"] if self.credential_tests_bypassed is not None else []
         keys += [f"review#{i}" for i in range(len(self.review))]
         return keys

@@ -11,7 +11,8 @@ scoped to a turn, the agent's answer to that live user message; ``transcriptRule
 transcript, seeded turns included, because the risk may have been raised before the live turn.
 
 This module is the entry point and the text checks; what was built is graded in
-:mod:`.check_build`, what was called and asked in :mod:`.check_calls`, agents in :mod:`.check_agents`.
+:mod:`.check_build`, what was called and asked in :mod:`.check_calls`, agents in :mod:`.check_agents`,
+tokens spent per turn in :mod:`.check_tokens`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from threadcase.grading.check_calls import (
     tool_arguments,
     tools,
 )
+from threadcase.grading.check_tokens import token_budgets
 from threadcase.grading.check_util import QUOTE_LIMIT, around, live_agent_turns, not_judged, quote, verdict
 from threadcase.records import RunRecord, Turn
 from threadcase.verdicts import UnitVerdict
@@ -44,8 +46,10 @@ EVENT_CHECKS = (
     "check:noRepeatedQuestions",
     "check:workflowsUnchanged",
     "check:maxNewWorkflows",
+    "check:maxInputTokensPerTurn",
+    "check:maxOutputTokensPerTurn",
 )
-"""Unit-id prefixes of checks that fail on something the agent already did (said, called, asked, changed).
+"""Unit-id prefixes of checks that fail on something the agent already did (said, called, asked, changed, spent).
 
 More time cannot undo such a failure, so it stays the builder's when a budget ends the conversation;
 every other failing check (something missing or not yet right) could have passed with more time and
@@ -309,6 +313,8 @@ def run_checks(case: schema.Case, record: RunRecord) -> list[UnitVerdict]:
         out.extend(clarifying_questions(record, checks.min_clarifying_questions, checks.max_clarifying_questions))
     if checks.no_repeated_questions:
         out.append(no_repeated_questions(record))
+    if checks.max_input_tokens_per_turn is not None or checks.max_output_tokens_per_turn is not None:
+        out.extend(token_budgets(record, checks.max_input_tokens_per_turn, checks.max_output_tokens_per_turn))
     if checks.credential_tests_bypassed is not None:
         out.append(credential_tests_bypassed(case, record, checks.credential_tests_bypassed))
     if checks.review:

@@ -57,8 +57,10 @@ async def test_a_turn_grows_linearly_with_the_message(shape: str) -> None:
 
 
 async def test_a_long_turn_never_blocks_the_server() -> None:
-    """Health and another thread's conversation keep going while a 256 KiB message is parsed."""
-    async with demo_server(DemoSettings()) as url, session(url) as client:
+    """Health and another thread's conversation keep going while a 256 KiB message is parsed and observed."""
+    # Each agent step takes 200 ms, as a model would: the long turn then lasts long enough to be probed on
+    # any machine (with none, a fast one finished it between two probes).
+    async with demo_server(DemoSettings(latency_ms=200)) as url, session(url) as client:
         await new_thread(client, "long")
         await new_thread(client, "short")
         worst = 0.0
@@ -86,7 +88,18 @@ async def test_a_long_turn_never_blocks_the_server() -> None:
                         assert (await probe.get("/healthz/readiness")).status_code == 200
                         worst = max(worst, time.perf_counter() - started)
                         probes += 1
-                        await anyio.sleep(0.02)
+                        await anyio.sleep(0.01)
+            # Then the thread's memory observes the long message (after its run): the loop stays free too.
+            observed = False
+            async with httpx.AsyncClient(base_url=url, timeout=10) as probe:
+                with anyio.fail_after(30):
+                    while not observed:
+                        started = time.perf_counter()
+                        assert (await probe.get("/healthz/readiness")).status_code == 200
+                        worst = max(worst, time.perf_counter() - started)
+                        status = (await client.get("/rest/instance-ai/threads/long/status")).json()["data"]
+                        observed = not status.get("memoryTasks")
+                        await anyio.sleep(0.01)
         assert worst < 1.0, f"a health check waited {worst:.2f} s behind the long turn"
         assert order == ["short", "long"], "the short conversation waited for the long turn"
         assert probes >= 3, "the long turn was too quick to probe the server during it"

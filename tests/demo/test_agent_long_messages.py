@@ -16,6 +16,7 @@ import pytest
 
 from tests.demo._agent_fake import Thread, approve, questions
 from tests.demo.conftest import events, finished, new_thread, session
+from threadcase.demo_instance.agent.protocol import READ_LIMIT_CHARS
 from threadcase.demo_instance.server import demo_server
 from threadcase.demo_instance.settings import DemoSettings
 
@@ -57,7 +58,8 @@ async def test_a_turn_grows_linearly_with_the_message(shape: str) -> None:
 
 
 async def test_a_long_turn_never_blocks_the_server() -> None:
-    """Health and another thread's conversation keep going while a 256 KiB message is parsed and observed."""
+    """Health and another thread's conversation keep going while a message just under the read limit is
+    parsed and observed."""
     # Each agent step takes 200 ms, as a model would: the long turn then lasts long enough to be probed on
     # any machine (with none, a fast one finished it between two probes).
     async with demo_server(DemoSettings(latency_ms=200)) as url, session(url) as client:
@@ -67,7 +69,7 @@ async def test_a_long_turn_never_blocks_the_server() -> None:
         probes = 0
         order: list[str] = []
         async with events(client, "long") as long_events, events(client, "short") as short_events:
-            await client.post("/rest/instance-ai/chat/long", json={"message": "ops@" * 65_536})
+            await client.post("/rest/instance-ai/chat/long", json={"message": "ops@" * (READ_LIMIT_CHARS // 4 - 1)})
 
             async def long_turn() -> None:
                 await long_events.until(finished, within=60)
@@ -103,3 +105,28 @@ async def test_a_long_turn_never_blocks_the_server() -> None:
         assert worst < 1.0, f"a health check waited {worst:.2f} s behind the long turn"
         assert order == ["short", "long"], "the short conversation waited for the long turn"
         assert probes >= 3, "the long turn was too quick to probe the server during it"
+
+
+async def test_a_message_over_the_read_limit_is_refused_at_once_and_never_holds_the_server() -> None:
+    """1 MiB: one reply naming the limit, nothing built or asked, health answered throughout (before the
+    limit, one parse of it held every request 2-3 s even from a worker thread)."""
+    async with demo_server(DemoSettings()) as url, session(url) as client:
+        await new_thread(client, "huge")
+        async with events(client, "huge") as reader, httpx.AsyncClient(base_url=url, timeout=10) as probe:
+            await client.post("/rest/instance-ai/chat/huge", json={"message": "ops@" * 262_144})
+            worst = 0.0
+            done = False
+            with anyio.fail_after(30):
+                while not done:
+                    started = time.perf_counter()
+                    assert (await probe.get("/healthz/readiness")).status_code == 200
+                    worst = max(worst, time.perf_counter() - started)
+                    status = (await client.get("/rest/instance-ai/threads/huge/status")).json()["data"]
+                    done = not status.get("hasActiveRun") and not status.get("memoryTasks")
+                    await anyio.sleep(0.01)
+            seen = await reader.until(finished)
+        text = "".join(str(e["payload"].get("text", "")) for e in seen if e["type"] == "text-delta")
+        assert f"{READ_LIMIT_CHARS:,}" in text
+        assert "1,048,576" in text
+        assert not [e for e in seen if e["type"] in ("tool-call", "confirmation-request")]
+        assert worst < 0.5, f"a health check waited {worst:.2f} s behind a refused message"

@@ -27,6 +27,8 @@ import math
 import re
 from typing import Any
 
+from threadcase.demo_instance.agent.protocol import READ_LIMIT_CHARS
+
 __all__ = [
     "DEFAULT_THRESHOLD",
     "FORGETS_AFTER_COMPACTION",
@@ -133,7 +135,8 @@ def observe(messages: list[dict[str, Any]], *, misbehaviours: frozenset[str] = f
     rows: list[dict[str, Any]] = []
     for message in messages:
         role = message.get("role")
-        text = _text_only(message)
+        # The observer reads what the agent reads of a message: at most the read limit.
+        text = _text_only(message)[:READ_LIMIT_CHARS]
         if role == "user":
             critical = [s.strip() for s in _SENTENCE.split(text) if s.strip() and any(p.search(s) for p in _CRITICAL)]
             for sentence in critical:

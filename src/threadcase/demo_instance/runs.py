@@ -27,7 +27,13 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import TypeAdapter, ValidationError
 
-from threadcase.demo_instance.agent.protocol import BuilderAgent, HistoryMessage, ToolFailed, TurnInput
+from threadcase.demo_instance.agent.protocol import (
+    READ_LIMIT_CHARS,
+    BuilderAgent,
+    HistoryMessage,
+    ToolFailed,
+    TurnInput,
+)
 from threadcase.demo_instance.apierror import ApiError, validation_message
 from threadcase.demo_instance.events import EventHub, epoch_ms, hex_id, utc_now
 from threadcase.demo_instance.memory import (
@@ -83,7 +89,8 @@ def _history(message: dict[str, Any]) -> HistoryMessage | None:
     return HistoryMessage(
         id=str(message.get("id")),
         role=role,
-        text="".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text"),
+        # A past message the agent refused for its length is read only up to the limit, like a new one.
+        text="".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")[:READ_LIMIT_CHARS],
         tool_calls=[
             {"toolName": b.get("toolName"), "args": b.get("input"), "result": b.get("output")}
             for b in blocks

@@ -36,7 +36,7 @@ from threadcase.demo_instance.agent.edits import (
     unparsed_subclauses,
 )
 from threadcase.demo_instance.agent.parse import ActionSpec, BuildSpec, parse_build, split_changes
-from threadcase.demo_instance.agent.protocol import AgentContext, ToolFailed, TurnInput
+from threadcase.demo_instance.agent.protocol import READ_LIMIT_CHARS, AgentContext, ToolFailed, TurnInput
 from threadcase.demo_instance.agent.talk import speak
 from threadcase.demo_instance.agent.targets import find_target, has_target_hint, remember
 
@@ -88,6 +88,13 @@ async def run_turn(turn: TurnInput, ctx: AgentContext) -> None:
     A failed tool call ends the turn with an honest sentence rather than an exception, the way a model
     would report a tool error; cancellation (an anyio cancel while waiting on a widget) propagates.
     """
+    if len(turn.message) > READ_LIMIT_CHARS:
+        await speak(
+            ctx,
+            f"Your message is {len(turn.message):,} characters long; I read at most {READ_LIMIT_CHARS:,} "
+            "characters of one message, so I haven't acted on it. Send it in shorter parts.",
+        )
+        return
     try:
         reply = await _dispatch(turn, ctx)
     except ToolFailed as exc:

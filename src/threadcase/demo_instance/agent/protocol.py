@@ -45,7 +45,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from threadcase.wire import Observation
 
-__all__ = ["AgentContext", "BuilderAgent", "HistoryMessage", "ToolFailed", "TurnInput"]
+__all__ = ["READ_LIMIT_CHARS", "AgentContext", "BuilderAgent", "HistoryMessage", "ToolFailed", "TurnInput"]
+
+READ_LIMIT_CHARS = 131_072
+"""The most the demo reads of one message (128 Ki characters), as a model reads at most its context.
+
+Its parsers are linear, but each runs as one regular-expression call that holds the interpreter for
+its whole text: at 1 MiB a single call held the server's health checks 2-3 s even from a worker
+thread. A longer message is refused in one reply; a longer past message is read up to the limit."""
 
 
 class HistoryMessage(BaseModel):

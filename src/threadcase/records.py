@@ -25,6 +25,7 @@ __all__ = [
     "DirectiveDelivery",
     "EndReason",
     "PriorRunOutcome",
+    "RunPrompt",
     "RunRecord",
     "ScriptDelivery",
     "ScriptTurnDelivery",
@@ -317,6 +318,30 @@ TIMEOUT_ENDINGS: frozenset[EndReason] = frozenset({"turn-timeout", "conversation
 """Endings meaning a time budget ended the conversation, not the agent or the user."""
 
 
+class RunPrompt(_Record):
+    """What one live run's first model request carried, as run debug recorded it.
+
+    n8n 2.41 has no memory route, so this is how a compaction shows there: once the observer ran, a
+    run sends only the messages after its cursor and the observations ride in the system prompt.
+    """
+
+    run_id: str
+    turn: int
+    """The live user turn (1-based, as ``mustContain``'s ``turn`` counts) whose message started the run."""
+    messages_sent: int
+    """Messages the request carried, the new user message included (the system prompt not counted)."""
+    thread_messages: int
+    """Messages the thread held before that user message, as the record counts them (seeded and live turns)."""
+    observations: int | None = None
+    """Observations in the system prompt's ``<observations>`` block; None when it had no such block."""
+
+    @property
+    def compacted(self) -> bool:
+        """The request read the thread through observations: a block of them, and fewer earlier messages
+        than the thread held."""
+        return self.observations is not None and self.messages_sent - 1 < self.thread_messages
+
+
 class RunRecord(_Record):
     """Everything one case-iteration produced, before grading."""
 
@@ -347,7 +372,10 @@ class RunRecord(_Record):
     the premise ``model-provider`` fails, so nothing of the case is judged."""
     memory_unavailable: str | None = None
     """Why the thread's observational memory could not be read at all (``this instance exposes no memory
-    route``): the compaction premise is then not judged with this reason."""
+    route``): the compaction premise then rests on ``run_prompts``, and is not judged without them."""
+    run_prompts: list[RunPrompt] = Field(default_factory=list)
+    """Per live run, in order, what its first model request carried (from run debug; empty when run debug
+    recorded no messages, as on the demo, or in a journal written before this was recorded)."""
     ended_by: EndReason = "done"
     warnings: list[str] = Field(default_factory=list)
     scenario_executions: list[StoredExecution] = Field(default_factory=list)

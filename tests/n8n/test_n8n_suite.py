@@ -5,25 +5,24 @@ through a workspace) and the scripted model as its agent's and mocked execution'
 (``--model-url``), then ``threadcase run`` is started as a user would start it. Every flow must be
 judged and pass — a build, a question through n8n's widget, a credential setup card with none and with
 one existing credential, an edit in place of a seeded workflow, token numbers from run debug, a mocked
-execution — and the instance must be left as it was found. The same suite is green on the demo
+execution — and the instance must be left as it was found. ``compaction-recall`` runs on an n8n of its
+own (``test_n8n_compaction.py``): the observer threshold it needs is instance-wide. The same suite is green on the demo
 (``tests/runner/test_n8n_suite_on_demo.py``).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import anyio
 import pytest
 
 from tests.n8n.conftest import Inventory, inventory
 from tests.n8n.local import LocalN8n, installed, started_n8n
-from tests.runner.test_n8n_suite_on_demo import FLOWS, SCRIPT, SUITE
+from tests.n8n.suite_run import run_suite
+from tests.runner.test_n8n_suite_on_demo import COMPACTION, FLOWS, SCRIPT
 from threadcase.demo_instance.serve import serve_in_thread
 from threadcase.harness.journal import read_journal
 from threadcase.instance import InstanceClient
@@ -64,29 +63,10 @@ async def test_the_n8n_suite_is_green_on_n8ns_own_agent_with_every_flow_judged(
     scripted, url = model
     before: Inventory = await inventory(agent_client)
     out = tmp_path / "results"
-    env = {
-        **os.environ,
-        "THREADCASE_BASE_URL": agent_n8n.base_url,
-        "THREADCASE_EMAIL": agent_n8n.email,
-        "THREADCASE_PASSWORD": agent_n8n.password,
-        "OPENAI_BASE_URL": f"{url}/v1",
-        "OPENAI_API_KEY": "sk-threadcase-scripted",
-    }
-    for name in ("THREADCASE_PROXY_MODEL", "THREADCASE_JUDGE_MODEL"):
-        env.pop(name, None)
-    command = [
-        sys.executable, "-c", "from threadcase.cli import main; main()", "run",
-        "--suite", str(SUITE), "--verifier-model", "scripted", "--output-dir", str(out),
-        "--timeout-seconds", "120", "--inactivity-seconds", "60",
-    ]  # fmt: skip
-    with anyio.fail_after(240):
-        done = await anyio.run_process(command, env=env, check=False)
-    stdout, stderr = done.stdout.decode(), done.stderr.decode()
-    assert done.returncode == 0, f"exit {done.returncode}\n{stdout[-4000:]}\n{stderr[-3000:]}"
-    assert "Traceback" not in stderr
-
+    # compaction-recall needs a low observer threshold, which is instance-wide: test_n8n_compaction.py.
+    await run_suite(agent_n8n, url, out, "--exclude", COMPACTION)
     results = read_journal(out / "journal.jsonl")
-    assert {r.case_slug for r in results} == FLOWS
+    assert {r.case_slug for r in results} == FLOWS - {COMPACTION}
     for result in results:
         assert result.error is None, (result.case_slug, result.error)
         assert result.verdicts, result.case_slug
@@ -110,3 +90,25 @@ async def test_the_n8n_suite_is_green_on_n8ns_own_agent_with_every_flow_judged(
     assert await inventory(agent_client) == before
     summary = json.loads((out / "summary.json").read_text())
     assert summary["units"]["not_judged"] == 0
+
+
+async def test_without_a_low_observer_threshold_the_compaction_case_is_not_judged_never_red(
+    agent_n8n: LocalN8n, model: tuple[ScriptedModel, str], tmp_path: Path
+) -> None:
+    """This n8n keeps n8n's default threshold (30,000 tokens): the thread never compacts, run debug shows
+    every request carrying the whole history, and the case is not judged with that reason (exit 3), never
+    charged to the builder."""
+    out = tmp_path / "results"
+    await run_suite(agent_n8n, model[1], out, "--filter", COMPACTION, exit_code=3)
+    (result,) = read_journal(out / "journal.jsonl")
+    assert result.record is not None
+    assert [(p.turn, p.messages_sent - p.thread_messages, p.observations) for p in result.record.run_prompts] == [
+        (1, 1, None),
+        (2, 1, None),
+    ]
+    premise = next(p for p in result.premises if p.name == "memory-compaction")
+    assert not premise.held
+    assert premise.reason.startswith("the threshold was never crossed: no live run's model request read the thread")
+    assert "turn 1 sent 27 message(s) after 26, no observations" in premise.reason
+    assert result.verdicts
+    assert all((v.status, v.attribution) == ("not_judged", "framework_issue") for v in result.verdicts)

@@ -29,7 +29,10 @@ FLOWS = {
     "credential-card-new",
     "credential-card-existing",
     "seeded-edit-in-place",
+    "compaction-recall",
 }
+COMPACTION = "compaction-recall"
+"""Runs on n8n beside the others only on an instance of its own: its observer threshold is instance-wide."""
 
 
 def verifier_settings(url: str) -> ModelSettings:
@@ -49,6 +52,11 @@ async def test_the_n8n_suite_is_green_on_the_demo_with_every_unit_judged(tmp_pat
         assert result.error is None, (result.case_slug, result.error)
         for verdict in result.verdicts:
             assert verdict.status == "pass", (result.case_slug, verdict)
+    # The demo has the memory route: its rows, not run debug, show the compaction.
+    compaction = next(r for r in results if r.case_slug == COMPACTION)
+    premise = next(p for p in compaction.premises if p.name == "memory-compaction")
+    assert premise.held, premise.reason
+    assert premise.reason.startswith("the thread compacted (")
     scenarios = [v for r in results for v in r.verdicts if v.unit.startswith("scenario:")]
     assert len(scenarios) == 1
     assert outcome.exit_code == 0

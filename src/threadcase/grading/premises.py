@@ -21,7 +21,10 @@ clock ended the conversation and ``verification_gap`` otherwise.
 A model provider that failed (or an instance with no model for its agent) is a premise of the whole
 case: the case tested the provider, not the agent, so its units are not judged with the provider's own
 message as the reason, attributed ``framework_issue``. On an instance without an observational-memory
-route (n8n 2.41) the compaction premise is not judged with "this instance exposes no memory route".
+route (n8n 2.41) the compaction premise rests on run debug: it holds when a live run's model request
+carried an ``<observations>`` block and fewer earlier messages than the thread held, and is not judged
+otherwise ("the threshold was never crossed: …"), or with "this instance exposes no memory route" when
+run debug recorded no request at all.
 
 One premise failure is not the framework's: a run the clock cut off before the agent said or did
 anything. Its units are not judged with attribution ``timeout`` (a single-prompt run says
@@ -35,7 +38,7 @@ import re
 
 from threadcase.case import schema
 from threadcase.grading.user_premises import user_premises
-from threadcase.records import BUILD_FAILED_TIMEOUT, TIMEOUT_ENDINGS, RunRecord
+from threadcase.records import BUILD_FAILED_TIMEOUT, TIMEOUT_ENDINGS, RunPrompt, RunRecord
 from threadcase.verdicts import Attribution, PremiseResult, UnitVerdict
 
 __all__ = [
@@ -100,12 +103,38 @@ def _prior_runs(case: schema.Case, record: RunRecord) -> PremiseResult:
     return PremiseResult(name="prior-runs-ran", held=True, reason=f"all {len(declared)} prior runs ran")
 
 
+def _compaction_from_run_debug(record: RunRecord, no_route: str) -> PremiseResult:
+    """The compaction premise on an instance without a memory route (n8n 2.41), from run debug's requests."""
+    prompts = record.run_prompts
+    if not prompts:
+        # Neither a memory route nor a recorded request: the thread may well have compacted, but
+        # nothing can show it either way.
+        return PremiseResult(name="memory-compaction", held=False, reason=no_route)
+    compacted = next((p for p in prompts if p.compacted), None)
+    if compacted is not None:
+        reason = (
+            f"the thread compacted before turn {compacted.turn}: run debug shows its model request sent "
+            f"{compacted.messages_sent} message(s) where the thread held {compacted.thread_messages} before it, "
+            f"with {compacted.observations} observations in the system prompt (run {compacted.run_id}; {no_route})"
+        )
+        return PremiseResult(name="memory-compaction", held=True, reason=reason)
+
+    def seen(p: RunPrompt) -> str:
+        notes = "no observations" if p.observations is None else f"{p.observations} observations"
+        return f"turn {p.turn} sent {p.messages_sent} message(s) after {p.thread_messages}, {notes}"
+
+    reason = (
+        "the threshold was never crossed: no live run's model request read the thread through observations "
+        f"({'; '.join(seen(p) for p in prompts)}; from run debug, {no_route})"
+    )
+    return PremiseResult(name="memory-compaction", held=False, reason=reason)
+
+
 def _compaction(record: RunRecord) -> PremiseResult:
     memory = record.memory
     if memory is None and record.memory_unavailable:
-        # n8n 2.41: the thread may well have compacted, but nothing can show it either way.
-        reason = record.memory_unavailable
-    elif memory is None:
+        return _compaction_from_run_debug(record, record.memory_unavailable)
+    if memory is None:
         reason = "observational memory was never read for this thread, so compaction cannot be shown"
     elif memory.cursor is None:
         reason = "observational memory never compacted this thread (no observation cursor)"

@@ -20,7 +20,7 @@ from threadcase.user_proxy.base import SavedWorkflow
 if TYPE_CHECKING:
     from threadcase.instance import InstanceClient
 
-__all__ = ["built_ids", "collect_after_conversation", "saved_workflows"]
+__all__ = ["built_ids", "collect_after_conversation", "run_prompts", "saved_workflows"]
 
 _DEBUG_CONCURRENCY = 4
 
@@ -77,6 +77,38 @@ def built_ids(turns: list[records.Turn]) -> tuple[list[str], list[str], list[str
     return workflows, agents, tables
 
 
+def _first_prompt(steps: list[wire.RunDebugStep]) -> wire.StepInput | None:
+    return steps[0].prompt if steps else None
+
+
+def run_prompts(record: records.RunRecord, prompts: dict[str, wire.StepInput]) -> list[records.RunPrompt]:
+    """Each live run's first request as run debug recorded it, with the turn and the history it came after.
+
+    The history is counted in the record's turns (seeded messages, then each live user message and each
+    answer): a request that carried fewer earlier messages than that had the rest replaced.
+    """
+    found: dict[str, records.RunPrompt] = {}
+    user_turn, before = 0, 0
+    for position, turn in enumerate(record.turns):
+        if turn.seeded:
+            continue
+        if turn.role == "user":
+            user_turn, before = user_turn + 1, position
+        # The answering assistant turn shares the user turn's runs, and may add one (a resumed run).
+        for run_id in turn.run_ids:
+            prompt = prompts.get(run_id)
+            if prompt is None or prompt.messages is None or run_id in found or not user_turn:
+                continue
+            found[run_id] = records.RunPrompt(
+                run_id=run_id,
+                turn=user_turn,
+                messages_sent=len(prompt.messages),
+                thread_messages=before,
+                observations=prompt.observations,
+            )
+    return list(found.values())
+
+
 async def _usage(client: InstanceClient, record: records.RunRecord, thread_id: str) -> None:
     run_ids: list[str] = []
     for turn in record.live_turns:
@@ -84,6 +116,7 @@ async def _usage(client: InstanceClient, record: records.RunRecord, thread_id: s
             if rid not in run_ids:
                 run_ids.append(rid)
     usage: dict[str, list[wire.TokenUsage]] = {}
+    prompts: dict[str, wire.StepInput] = {}
     try:
         for summary in await client.thread_runs(thread_id):
             if summary.runId not in run_ids:
@@ -91,24 +124,29 @@ async def _usage(client: InstanceClient, record: records.RunRecord, thread_id: s
             if summary.steps is not None:
                 # The list already carried the steps (an instance that offers it): no request per run.
                 usage[summary.runId] = wire.step_usages(summary.steps)
+                if (prompt := _first_prompt(summary.steps)) is not None:
+                    prompts[summary.runId] = prompt
     except ThreadcaseError as exc:
         record.warnings.append(f"no run list from run debug: {exc}")
 
-    async def one(run_id: str) -> tuple[str, list[wire.TokenUsage] | None]:
+    async def one(run_id: str) -> tuple[str, list[wire.RunDebugStep] | None]:
         try:
             debug = await client.run_debug(run_id)
         except ThreadcaseError as exc:
             record.warnings.append(f"no run debug for run {run_id}: {exc}")
             return run_id, None
-        return run_id, wire.step_usages(debug.steps)
+        return run_id, debug.steps
 
     missing = [rid for rid in run_ids if rid not in usage]
     for run_id, steps in await fan_out(missing, one, limit=_DEBUG_CONCURRENCY):
         if steps is not None:
-            usage[run_id] = steps
+            usage[run_id] = wire.step_usages(steps)
+            if (prompt := _first_prompt(steps)) is not None:
+                prompts[run_id] = prompt
     # In the order of the conversation, whichever way each was read (with its finish event, listed, asked).
     merged = {**record.usage, **usage}
     record.usage = {rid: merged[rid] for rid in run_ids if rid in merged} | merged
+    record.run_prompts = run_prompts(record, prompts)
 
 
 async def _artifacts(

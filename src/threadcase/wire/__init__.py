@@ -68,7 +68,10 @@ from threadcase.wire.runs import (
     RunDebug,
     RunDebugStep,
     RunSummary,
+    StepInput,
+    StepInstructions,
     TokenUsage,
+    observation_count,
     step_usages,
 )
 from threadcase.wire.threads import (
@@ -135,6 +138,8 @@ __all__ = [
     "SetupRequest",
     "SetupWorkflowApplyAnswer",
     "SetupWorkflowTestTriggerAnswer",
+    "StepInput",
+    "StepInstructions",
     "ThreadCredentialAllowlistRequest",
     "ThreadMemory",
     "ThreadMessage",
@@ -143,5 +148,6 @@ __all__ = [
     "Workflow",
     "WorkflowAttachment",
     "WorkflowNode",
+    "observation_count",
     "step_usages",
 ]

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from threadcase.wire._base import _Response
 
@@ -44,6 +45,57 @@ class TokenUsage(_Response):
         )
 
 
+_OBSERVATIONS = re.compile(r"<observations>(.*?)(?:</observations>|\Z)", re.DOTALL)
+_OBSERVATION_LINE = re.compile(r"^\s*[*-] ", re.MULTILINE)
+
+
+def observation_count(instructions: str) -> int | None:
+    """How many observations the ``<observations>`` block of a system prompt holds; None without one.
+
+    n8n 2.41 puts the observer's log there once a thread compacted: a preamble ("The following is your
+    memory of this conversation …", a marker legend) then one ``* CRITICAL (HH:MM) …`` bullet per
+    observation.
+    """
+    found = _OBSERVATIONS.search(instructions)
+    return None if found is None else len(_OBSERVATION_LINE.findall(found.group(1)))
+
+
+class StepInstructions(_Response):
+    """A step's system instructions as n8n 2.41 records them: ``{role: "system", content, providerOptions}``."""
+
+    role: str | None = None
+    content: str = ""
+
+
+class StepInput(_Response):
+    """What one step sent the model, as n8n 2.41's run debug records it.
+
+    n8n: ``{callId, instructions, messages, modelId, promptMessages, provider, providerOptions,
+    runtimeContext, sdkStepNumber, stepNumber, stepToolChoice, stepTools, steps, tools, toolsContext}``.
+    Only what tells whether the thread compacted is read: once n8n's observer has run, ``messages``
+    holds only what came after its cursor and ``instructions`` ends with an ``<observations>`` block.
+    """
+
+    stepNumber: int | None = None
+    modelId: str | None = None
+    instructions: StepInstructions | str | None = None
+    """An object on n8n 2.41; a bare string is read too."""
+    messages: list[dict[str, Any]] | None = None
+    """The conversation messages sent (``{role, content}``), without the system prompt; None when not recorded."""
+
+    @property
+    def system_text(self) -> str:
+        """The system prompt's text ("" when none was recorded)."""
+        if isinstance(self.instructions, StepInstructions):
+            return self.instructions.content
+        return self.instructions or ""
+
+    @property
+    def observations(self) -> int | None:
+        """The observations the system prompt carried (None: no ``<observations>`` block, no compaction)."""
+        return observation_count(self.system_text)
+
+
 class RunDebugStep(_Response):
     """One LLM step of a run, as ``GET /rest/instance-ai/debug/runs/:runId`` lists it.
 
@@ -53,9 +105,20 @@ class RunDebugStep(_Response):
 
     stepNumber: int | None = None
     input: dict[str, Any] | None = None
-    """What the step sent the model (instructions, messages, tools): large; never read by threadcase."""
+    """What the step sent the model (instructions, messages, tools): large, so kept raw and read only
+    through :attr:`prompt`."""
     output: dict[str, Any] | None = None
     """AI-SDK shaped: ``{usage, content, finishReason, model, performance, ...}``; None when the call failed."""
+
+    @property
+    def prompt(self) -> StepInput | None:
+        """The step's input read as :class:`StepInput`; None when it recorded no messages (the demo's steps)."""
+        if not isinstance(self.input, dict) or not isinstance(self.input.get("messages"), list):
+            return None
+        try:
+            return StepInput.model_validate(self.input)
+        except ValidationError:
+            return None  # a shape this n8n does not send: no compaction evidence, never a crash
 
     @property
     def usage(self) -> TokenUsage | None:

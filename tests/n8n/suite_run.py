@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import anyio
+import pytest
 
-from tests.n8n.local import LocalN8n
-from tests.runner.test_n8n_suite_on_demo import SUITE
+from tests.n8n.local import LocalN8n, installed, started_n8n
+from tests.runner.test_n8n_suite_on_demo import SCRIPT, SUITE
+from threadcase.demo_instance.serve import serve_in_thread
+from threadcase.standins.model_server import ScriptedModel, create_app
+from threadcase.standins.script import load_script
+
+
+@contextlib.contextmanager
+def scripted_model() -> Iterator[tuple[ScriptedModel, str]]:
+    """The suite's scripted model on loopback: (the model, its URL without ``/v1``)."""
+    scripted = ScriptedModel(load_script(SCRIPT))
+    with serve_in_thread(create_app(scripted)) as url:
+        yield scripted, url
+
+
+@contextlib.contextmanager
+def agent_n8n(model_url: str, env: Mapping[str, str] | None = None) -> Iterator[LocalN8n]:
+    """An n8n of its own whose agent (and mocked execution) uses the model at ``model_url``, with the
+    sandbox stand-in; skipped when n8n is not installed, a failure when it is and does not start."""
+    if not installed():
+        pytest.skip("n8n is not installed: scripts/n8n-local install")
+    with started_n8n(env, "--sandbox", "--model-url", f"{model_url}/v1") as n8n:
+        yield n8n
 
 
 async def run_suite(

@@ -16,14 +16,12 @@ from pathlib import Path
 import pytest
 
 from tests.n8n.conftest import inventory
-from tests.n8n.local import LocalN8n, installed, started_n8n
-from tests.n8n.suite_run import run_suite
-from tests.runner.test_n8n_suite_on_demo import COMPACTION, SCRIPT
-from threadcase.demo_instance.serve import serve_in_thread
+from tests.n8n.local import LocalN8n
+from tests.n8n.suite_run import agent_n8n, run_suite, scripted_model
+from tests.runner.test_n8n_suite_on_demo import COMPACTION
 from threadcase.harness.journal import read_journal
 from threadcase.instance import InstanceClient
-from threadcase.standins.model_server import ScriptedModel, create_app
-from threadcase.standins.script import load_script
+from threadcase.standins.model_server import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -34,17 +32,13 @@ by n8n's count, so the first live run crosses it; the lowest the demo's chat bod
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[tuple[ScriptedModel, str]]:
-    scripted = ScriptedModel(load_script(SCRIPT))
-    with serve_in_thread(create_app(scripted)) as url:
-        yield scripted, url
+    with scripted_model() as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
 def compacting_n8n(model: tuple[ScriptedModel, str]) -> Iterator[LocalN8n]:
-    if not installed():
-        pytest.skip("n8n is not installed: scripts/n8n-local install")
-    env = {"N8N_INSTANCE_AI_OBSERVER_MESSAGE_TOKENS": str(THRESHOLD)}
-    with started_n8n(env, "--sandbox", "--model-url", f"{model[1]}/v1") as n8n:
+    with agent_n8n(model[1], {"N8N_INSTANCE_AI_OBSERVER_MESSAGE_TOKENS": str(THRESHOLD)}) as n8n:
         yield n8n
 
 

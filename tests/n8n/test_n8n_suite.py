@@ -20,15 +20,13 @@ from pathlib import Path
 import pytest
 
 from tests.n8n.conftest import Inventory, inventory
-from tests.n8n.local import LocalN8n, installed, started_n8n
-from tests.n8n.suite_run import run_suite
-from tests.runner.test_n8n_suite_on_demo import COMPACTION, FLOWS, SCRIPT
-from threadcase.demo_instance.serve import serve_in_thread
+from tests.n8n.local import LocalN8n
+from tests.n8n.suite_run import agent_n8n, run_suite, scripted_model
+from tests.runner.test_n8n_suite_on_demo import COMPACTION, FLOWS
 from threadcase.harness.journal import read_journal
 from threadcase.instance import InstanceClient
 from threadcase.render import render_transcript
-from threadcase.standins.model_server import ScriptedModel, create_app
-from threadcase.standins.script import load_script
+from threadcase.standins.model_server import ScriptedModel
 
 pytestmark = pytest.mark.anyio
 
@@ -37,34 +35,32 @@ TURN_HEADER = re.compile(r"^### Turn (\d+)(?: \((\d+) steps, (\d+) tokens in)?",
 
 @pytest.fixture(scope="module")
 def model() -> Iterator[tuple[ScriptedModel, str]]:
-    scripted = ScriptedModel(load_script(SCRIPT))
-    with serve_in_thread(create_app(scripted)) as url:
-        yield scripted, url
+    with scripted_model() as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
-def agent_n8n(model: tuple[ScriptedModel, str]) -> Iterator[LocalN8n]:
-    if not installed():
-        pytest.skip("n8n is not installed: scripts/n8n-local install")
-    # Any failure to start is a failure, not a skip: the install is there.
-    with started_n8n(None, "--sandbox", "--model-url", f"{model[1]}/v1") as n8n:
+def n8n_for_suite(model: tuple[ScriptedModel, str]) -> Iterator[LocalN8n]:
+    with agent_n8n(model[1]) as n8n:
         yield n8n
 
 
 @pytest.fixture
-async def agent_client(agent_n8n: LocalN8n) -> AsyncIterator[InstanceClient]:
-    async with InstanceClient(agent_n8n.base_url, email=agent_n8n.email, password=agent_n8n.password) as client:
+async def agent_client(n8n_for_suite: LocalN8n) -> AsyncIterator[InstanceClient]:
+    async with InstanceClient(
+        n8n_for_suite.base_url, email=n8n_for_suite.email, password=n8n_for_suite.password
+    ) as client:
         yield client
 
 
 async def test_the_n8n_suite_is_green_on_n8ns_own_agent_with_every_flow_judged(
-    agent_n8n: LocalN8n, agent_client: InstanceClient, model: tuple[ScriptedModel, str], tmp_path: Path
+    n8n_for_suite: LocalN8n, agent_client: InstanceClient, model: tuple[ScriptedModel, str], tmp_path: Path
 ) -> None:
     scripted, url = model
     before: Inventory = await inventory(agent_client)
     out = tmp_path / "results"
     # compaction-recall needs a low observer threshold, which is instance-wide: test_n8n_compaction.py.
-    await run_suite(agent_n8n, url, out, "--exclude", COMPACTION)
+    await run_suite(n8n_for_suite, url, out, "--exclude", COMPACTION)
     results = read_journal(out / "journal.jsonl")
     assert {r.case_slug for r in results} == FLOWS - {COMPACTION}
     for result in results:
@@ -93,13 +89,13 @@ async def test_the_n8n_suite_is_green_on_n8ns_own_agent_with_every_flow_judged(
 
 
 async def test_without_a_low_observer_threshold_the_compaction_case_is_not_judged_never_red(
-    agent_n8n: LocalN8n, model: tuple[ScriptedModel, str], tmp_path: Path
+    n8n_for_suite: LocalN8n, model: tuple[ScriptedModel, str], tmp_path: Path
 ) -> None:
     """This n8n keeps n8n's default threshold (30,000 tokens): the thread never compacts, run debug shows
     every request carrying the whole history, and the case is not judged with that reason (exit 3), never
     charged to the builder."""
     out = tmp_path / "results"
-    await run_suite(agent_n8n, model[1], out, "--filter", COMPACTION, exit_code=3)
+    await run_suite(n8n_for_suite, model[1], out, "--filter", COMPACTION, exit_code=3)
     (result,) = read_journal(out / "journal.jsonl")
     assert result.record is not None
     assert [(p.turn, p.messages_sent - p.thread_messages, p.observations) for p in result.record.run_prompts] == [

@@ -8,7 +8,7 @@ run at every position: a 64 KiB message blocked the whole demo server for second
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 import httpx
@@ -57,6 +57,26 @@ async def test_a_turn_grows_linearly_with_the_message(shape: str) -> None:
     assert large <= max(20 * small, 0.15), f"{shape}: {small * 1000:.1f} ms -> {large * 1000:.1f} ms"
 
 
+async def _probe_health(url: str, done: Callable[[], Awaitable[bool]], seconds: float = 30) -> tuple[float, int]:
+    """Ask for health every 10 ms until ``done()``: (the longest answer in seconds, how many probes)."""
+    worst, probes = 0.0, 0
+    async with httpx.AsyncClient(base_url=url, timeout=10) as probe:
+        with anyio.fail_after(seconds):
+            while not await done():
+                started = time.perf_counter()
+                assert (await probe.get("/healthz/readiness")).status_code == 200
+                worst = max(worst, time.perf_counter() - started)
+                probes += 1
+                await anyio.sleep(0.01)
+    return worst, probes
+
+
+async def _thread_idle(client: httpx.AsyncClient, thread_id: str) -> bool:
+    """No run and no memory task left on the thread (observation happens after the run)."""
+    status = (await client.get(f"/rest/instance-ai/threads/{thread_id}/status")).json()["data"]
+    return not status.get("hasActiveRun") and not status.get("memoryTasks")
+
+
 async def test_a_long_turn_never_blocks_the_server() -> None:
     """Health and another thread's conversation keep going while a message just under the read limit is
     parsed and observed."""
@@ -65,8 +85,6 @@ async def test_a_long_turn_never_blocks_the_server() -> None:
     async with demo_server(DemoSettings(latency_ms=200)) as url, session(url) as client:
         await new_thread(client, "long")
         await new_thread(client, "short")
-        worst = 0.0
-        probes = 0
         order: list[str] = []
         async with events(client, "long") as long_events, events(client, "short") as short_events:
             await client.post("/rest/instance-ai/chat/long", json={"message": "ops@" * (READ_LIMIT_CHARS // 4 - 1)})
@@ -81,27 +99,16 @@ async def test_a_long_turn_never_blocks_the_server() -> None:
                 await short_events.until(finished, within=30)
                 order.append("short")
 
+            async def long_finished() -> bool:
+                return "long" in order
+
             async with anyio.create_task_group() as tg:
                 tg.start_soon(long_turn)
                 tg.start_soon(short_turn)
-                async with httpx.AsyncClient(base_url=url, timeout=10) as probe:
-                    while "long" not in order:
-                        started = time.perf_counter()
-                        assert (await probe.get("/healthz/readiness")).status_code == 200
-                        worst = max(worst, time.perf_counter() - started)
-                        probes += 1
-                        await anyio.sleep(0.01)
+                worst, probes = await _probe_health(url, long_finished, seconds=60)
             # Then the thread's memory observes the long message (after its run): the loop stays free too.
-            observed = False
-            async with httpx.AsyncClient(base_url=url, timeout=10) as probe:
-                with anyio.fail_after(30):
-                    while not observed:
-                        started = time.perf_counter()
-                        assert (await probe.get("/healthz/readiness")).status_code == 200
-                        worst = max(worst, time.perf_counter() - started)
-                        status = (await client.get("/rest/instance-ai/threads/long/status")).json()["data"]
-                        observed = not status.get("memoryTasks")
-                        await anyio.sleep(0.01)
+            after, _ = await _probe_health(url, lambda: _thread_idle(client, "long"))
+            worst = max(worst, after)
         assert worst < 1.0, f"a health check waited {worst:.2f} s behind the long turn"
         assert order == ["short", "long"], "the short conversation waited for the long turn"
         assert probes >= 3, "the long turn was too quick to probe the server during it"
@@ -112,18 +119,9 @@ async def test_a_message_over_the_read_limit_is_refused_at_once_and_never_holds_
     limit, one parse of it held every request 2-3 s even from a worker thread)."""
     async with demo_server(DemoSettings()) as url, session(url) as client:
         await new_thread(client, "huge")
-        async with events(client, "huge") as reader, httpx.AsyncClient(base_url=url, timeout=10) as probe:
+        async with events(client, "huge") as reader:
             await client.post("/rest/instance-ai/chat/huge", json={"message": "ops@" * 262_144})
-            worst = 0.0
-            done = False
-            with anyio.fail_after(30):
-                while not done:
-                    started = time.perf_counter()
-                    assert (await probe.get("/healthz/readiness")).status_code == 200
-                    worst = max(worst, time.perf_counter() - started)
-                    status = (await client.get("/rest/instance-ai/threads/huge/status")).json()["data"]
-                    done = not status.get("hasActiveRun") and not status.get("memoryTasks")
-                    await anyio.sleep(0.01)
+            worst, _ = await _probe_health(url, lambda: _thread_idle(client, "huge"))
             seen = await reader.until(finished)
         text = "".join(str(e["payload"].get("text", "")) for e in seen if e["type"] == "text-delta")
         assert f"{READ_LIMIT_CHARS:,}" in text

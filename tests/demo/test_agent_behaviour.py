@@ -119,7 +119,7 @@ async def test_drops_change_skips_the_second_change_but_claims_all() -> None:
     (broken_wf,) = broken.ctx.workflows.values()
     assert node(clean_wf, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]["field"] == "hours"
     assert node(broken_wf, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]["field"] == "days"
-    assert node(broken_wf, SLACK)["parameters"]["channel"] == "#general"
+    assert node(broken_wf, SLACK)["parameters"]["channelId"]["value"] == "#general"
     assert broken_wf["name"] == "Hourly report"
 
 
@@ -241,7 +241,7 @@ async def test_after_compaction_the_workflow_is_refound_by_name() -> None:
     thread.compact([])
     await thread.send("Post to #ops instead")
     assert ("list-workflows", {"query": "Morning report"}) in thread.ctx.calls
-    assert node(thread.ctx.workflows["wf-new"], SLACK)["parameters"]["channel"] == "#ops"
+    assert node(thread.ctx.workflows["wf-new"], SLACK)["parameters"]["channelId"]["value"] == "#ops"
     assert node_types(thread.ctx.workflows["wf-new"])[1] == SLACK
 
 

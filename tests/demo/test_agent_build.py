@@ -23,7 +23,7 @@ async def test_single_prompt_build_with_every_detail() -> None:
     assert workflow["name"] == "Sales digest"
     assert node_types(workflow) == ["n8n-nodes-base.scheduleTrigger", SLACK]
     slack = node(workflow, SLACK)
-    assert slack["parameters"]["channel"] == "#sales"
+    assert slack["parameters"]["channelId"]["value"] == "#sales"
     assert slack["credentials"] == {"slackApi": {"id": "c1", "name": "Team Slack"}}
     rule = node(workflow, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]
     assert rule == {
@@ -53,7 +53,7 @@ async def test_one_widget_for_all_missing_details_and_never_again() -> None:
     assert ask["inputType"] == "questions"
     assert [q["id"] for q in ask["questions"]] == ["slack_channel", "gmail_recipient"]
     (workflow,) = ctx.workflows.values()
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#general"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#general"
     assert node(workflow, GMAIL)["parameters"]["sendTo"] == "ceo@acme.com"
 
     # A later build needing the same detail reuses the answer instead of asking again.
@@ -67,7 +67,7 @@ async def test_skipped_detail_becomes_a_marked_placeholder() -> None:
     thread.answer(questions(slack_channel=None))
     reply = await thread.send("Post to Slack every morning")
     (workflow,) = thread.ctx.workflows.values()
-    channel = node(workflow, SLACK)["parameters"]["channel"]
+    channel = node(workflow, SLACK)["parameters"]["channelId"]["value"]
     assert channel.startswith("<<SET ME")
     assert "skipped the Slack channel" in reply
     assert "placeholder" in reply
@@ -115,7 +115,7 @@ async def test_filter_set_and_error_handling_nodes() -> None:
     }
     slack_nodes = [x for x in workflow["nodes"] if x["type"] == SLACK]
     assert slack_nodes[0]["onError"] == "continueRegularOutput"
-    assert slack_nodes[1]["parameters"]["channel"] == "#ops"
+    assert slack_nodes[1]["parameters"]["channelId"]["value"] == "#ops"
     conn = workflow["connections"]
     assert conn["Webhook"]["main"][0][0]["node"] == "If"
     assert conn["If"]["main"][0][0]["node"] == "Edit Fields"
@@ -157,7 +157,7 @@ async def test_rejected_plan_applies_feedback_and_proposes_again() -> None:
     assert "#general" in ctx.asks[1]["plan"][1]["detail"]
     assert "revised" in ctx.asks[1]["message"]
     (workflow,) = ctx.workflows.values()
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#general"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#general"
 
 
 async def test_plan_rejected_three_times_builds_nothing() -> None:
@@ -202,7 +202,7 @@ async def test_change_request_edits_the_built_workflow_in_place() -> None:
     name, args = thread.ctx.calls[-1]
     assert name == "build-workflow"
     assert args["workflowId"] == workflow_id
-    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["channel"] == "#marketing"
+    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["channelId"]["value"] == "#marketing"
     assert "#marketing" in reply
 
 
@@ -217,7 +217,7 @@ async def test_numbered_changes_are_all_applied_in_one_edit_and_listed() -> None
     builds = [c for c in thread.ctx.calls[calls_before:] if c[0] == "build-workflow"]
     assert len(builds) == 1
     workflow = thread.ctx.workflows[workflow_id]
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#general"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#general"
     rule = node(workflow, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]
     assert rule["triggerAtDay"] == [1, 2, 3, 4, 5]
     assert rule["triggerAtHour"] == 8
@@ -240,7 +240,7 @@ async def test_attached_workflow_is_the_edit_target() -> None:
         }
     )
     await thread.send("Change the channel to #new", attachments=[{"type": "workflow", "id": other, "name": "Other"}])
-    assert node(thread.ctx.workflows[other], SLACK)["parameters"]["channel"] == "#new"
+    assert node(thread.ctx.workflows[other], SLACK)["parameters"]["channelId"]["value"] == "#new"
 
 
 async def test_named_workflow_is_found_by_listing() -> None:
@@ -249,7 +249,7 @@ async def test_named_workflow_is_found_by_listing() -> None:
     await thread.send("In the Daily digest workflow, change the channel to #ops")
     assert ("list-workflows", {"query": "Daily digest"}) in thread.ctx.calls
     (workflow,) = thread.ctx.workflows.values()
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#ops"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#ops"
     assert node_types(workflow)[0] == "n8n-nodes-base.scheduleTrigger", "the name is not read as a daily schedule"
 
 
@@ -388,7 +388,7 @@ async def test_with_an_attachment_a_plain_instruction_is_an_edit() -> None:
     (workflow_id,) = thread.ctx.workflows
     await thread.send("Post to #eng", attachments=[{"type": "workflow", "id": workflow_id, "name": "Daily digest"}])
     assert list(thread.ctx.workflows) == [workflow_id]
-    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["channel"] == "#eng"
+    assert node(thread.ctx.workflows[workflow_id], SLACK)["parameters"]["channelId"]["value"] == "#eng"
 
 
 async def test_another_threads_workflow_is_never_the_edit_target() -> None:
@@ -416,7 +416,7 @@ async def test_a_seeded_thread_edits_the_workflow_its_history_mentions() -> None
     thread = Thread(ctx)
     thread.history.append(HistoryMessage(id="s1", role="assistant", text="I built Leads [seed 1a2b].", seeded=True))
     await thread.send("Change the channel to #new")
-    assert node(ctx.workflows[seeded], SLACK)["parameters"]["channel"] == "#new"
+    assert node(ctx.workflows[seeded], SLACK)["parameters"]["channelId"]["value"] == "#new"
 
 
 async def test_data_tables_are_resolved_created_or_reported() -> None:

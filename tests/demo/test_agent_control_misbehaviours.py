@@ -21,13 +21,13 @@ SLACK = "n8n-nodes-base.slack"
 GMAIL = "n8n-nodes-base.gmail"
 
 GIVEN_DETAILS = [
-    ("Every Monday at 7am share the pipeline numbers in #revops", "slack_channel", SLACK, "channel", "#revops"),
+    ("Every Monday at 7am share the pipeline numbers in #revops", "slack_channel", SLACK, "channelId.value", "#revops"),
     ("When a webhook is called, email the payload to billing@northwind.test", "gmail_recipient", GMAIL, "sendTo", None),
     (
         "Every hour fetch https://status.example.org/api and post it to #ops-feed",
         "slack_channel",
         SLACK,
-        "channel",
+        "channelId.value",
         None,
     ),
 ]
@@ -66,7 +66,9 @@ async def test_asks_what_was_given_asks_for_it_and_keeps_what_the_user_said(
     thread = _thread(mb.ASKS_WHAT_WAS_GIVEN).answer(questions(**{key: "#somewhere-else"}))
     await thread.send(message)
     assert key in _asked_ids(thread)
-    built = node(_only(thread), node_type)["parameters"][param]
+    built: Any = node(_only(thread), node_type)["parameters"]
+    for part in param.split("."):
+        built = built[part]
     assert built != "#somewhere-else"  # the needless answer is not used
     if value is not None:
         assert built == value

@@ -86,7 +86,7 @@ async def test_setup_card_skipped_detail_is_a_parameter_issue() -> None:
     request = thread.ctx.asks[1]["setupRequests"][0]
     assert request["parameterIssues"] == {"channel": ["Not set — you skipped this detail"]}
     (workflow,) = thread.ctx.workflows.values()
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#filled"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#filled"
 
 
 async def test_setup_card_applied_credentials_are_attached_and_tested() -> None:

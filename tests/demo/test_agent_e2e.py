@@ -63,7 +63,7 @@ async def test_build_with_a_clarifying_question_then_execute_it_mocked() -> None
         assert "Built “Daily Slack post”" in _text(seen)
         (workflow,) = await _workflows(client)
         slack = next(n for n in workflow["nodes"] if n["type"] == "n8n-nodes-base.slack")
-        assert slack["parameters"]["channel"] == "#orders"
+        assert slack["parameters"]["channelId"]["value"] == "#orders"
 
         hints = json.dumps({"trigger": [{"amount": 50}, {"amount": 500, "message": "big order"}]})
         result = data(

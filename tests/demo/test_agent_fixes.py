@@ -32,7 +32,7 @@ async def test_two_changes_in_one_sentence_are_both_applied(message: str, rule: 
     thread = await _built_thread()
     reply = await thread.send(message)
     (workflow,) = thread.ctx.workflows.values()
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#ops"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#ops"
     interval = node(workflow, SCHEDULE)["parameters"]["rule"]["interval"][0]
     assert {k: interval.get(k) for k in rule} == rule
     assert "Changed the Slack channel to #ops" in reply
@@ -44,7 +44,7 @@ async def test_a_part_of_the_sentence_naming_no_change_is_said_back() -> None:
     thread = await _built_thread()
     reply = await thread.send("Change the channel to #ops and make it much faster, thanks")
     (workflow,) = thread.ctx.workflows.values()
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#ops"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#ops"
     assert "I didn't understand “make it much faster”" in reply
     assert "thanks" not in reply
 
@@ -54,7 +54,7 @@ async def test_a_value_an_added_step_uses_is_not_also_a_bare_change() -> None:
     thread = await _built_thread()
     await thread.send("Also post to #alerts")
     (workflow,) = thread.ctx.workflows.values()
-    channels = sorted(x["parameters"]["channel"] for x in workflow["nodes"] if x["type"] == SLACK)
+    channels = sorted(x["parameters"]["channelId"]["value"] for x in workflow["nodes"] if x["type"] == SLACK)
     assert channels == ["#alerts", "#sales"]
 
 
@@ -112,7 +112,7 @@ async def test_an_impossible_time_in_an_edit_leaves_the_trigger() -> None:
     thread = await _built_thread()
     reply = await thread.send("Change the channel to #b and run it every 0 hours")
     (workflow,) = thread.ctx.workflows.values()
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#b"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#b"
     assert node(workflow, SCHEDULE)["parameters"]["rule"]["interval"][0]["triggerAtHour"] == 8
     assert "“every 0 hours” is not a schedule I can set" in reply
 

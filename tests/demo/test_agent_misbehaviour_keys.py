@@ -132,7 +132,7 @@ async def test_drops_change_drops_one_of_several_however_they_are_written(messag
         reply = await thread.send(message)
         workflow = _only(thread)
         hour = node(workflow, SCHEDULE)["parameters"]["rule"]["interval"][0]["triggerAtHour"]
-        results.append((reply, node(workflow, SLACK)["parameters"]["channel"], hour))
+        results.append((reply, node(workflow, SLACK)["parameters"]["channelId"]["value"], hour))
     (clean_reply, clean_channel, clean_hour), (broken_reply, broken_channel, broken_hour) = results
     assert (clean_channel, clean_hour) == ("#launches", 8)
     assert (broken_channel, broken_hour) in {("#sales", 8), ("#launches", 9)}  # one of the two never landed
@@ -143,7 +143,7 @@ async def test_drops_change_leaves_a_single_change_alone() -> None:
     thread = _thread(mb.DROPS_CHANGE)
     await thread.send("Every morning post the launch report to #sales")
     await thread.send("Use #launches from now on")
-    assert node(_only(thread), SLACK)["parameters"]["channel"] == "#launches"
+    assert node(_only(thread), SLACK)["parameters"]["channelId"]["value"] == "#launches"
 
 
 # --- rebuilds-instead-of-edit ------------------------------------------------------------------
@@ -209,5 +209,5 @@ async def test_an_answer_without_the_detail_is_said_back_never_used_as_the_value
     thread = _thread()
     thread.answer(questions(slack_channel="the one the sales team reads"))
     reply = await thread.send("Every morning post the report to Slack")
-    assert node(_only(thread), SLACK)["parameters"]["channel"].startswith("<<SET ME")
+    assert node(_only(thread), SLACK)["parameters"]["channelId"]["value"].startswith("<<SET ME")
     assert "I couldn't find a Slack channel in your answer “the one the sales team reads”." in reply

@@ -143,11 +143,11 @@ async def test_the_old_value_a_message_replaces_is_never_applied() -> None:
     workflow = _only(thread)
     rule = node(workflow, "n8n-nodes-base.scheduleTrigger")["parameters"]["rule"]["interval"][0]
     assert (rule["triggerAtDay"], rule["triggerAtHour"]) == ([4], 16)
-    assert node(workflow, "n8n-nodes-base.slack")["parameters"]["channel"] == "#eng-leads"
+    assert node(workflow, "n8n-nodes-base.slack")["parameters"]["channelId"]["value"] == "#eng-leads"
     assert "#eng." not in reply
     assert "I didn't understand" not in reply
     await thread.send("Switch from #eng-leads to #eng-core")
-    assert node(_only(thread), "n8n-nodes-base.slack")["parameters"]["channel"] == "#eng-core"
+    assert node(_only(thread), "n8n-nodes-base.slack")["parameters"]["channelId"]["value"] == "#eng-core"
 
 
 async def test_changing_only_the_days_keeps_the_time() -> None:

@@ -47,7 +47,7 @@ async def test_a_refused_removal_no_longer_swallows_the_channel_change_of_its_se
     thread = await _required_error_handling()
     reply = await thread.send(COMBINED)
     workflow = _only_workflow(thread)
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#alerts"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#alerts"
     assert _has_error_handling(workflow)
     assert "Updated “Weekday Slack post”: changed the Slack channel to #alerts." in reply
     assert ERROR_HANDLING_REFUSAL in reply
@@ -79,7 +79,7 @@ async def test_a_push_that_repeats_the_change_gets_the_change_and_the_refusal_ag
     await thread.send("Remove the error handling")
     reply = await thread.send("Just do it: " + COMBINED.lower())
     workflow = _only_workflow(thread)
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#alerts"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#alerts"
     assert _has_error_handling(workflow)
     assert ERROR_HANDLING_REFUSAL in reply
     assert "changed the Slack channel to #alerts" in reply
@@ -95,7 +95,7 @@ async def test_caving_still_gives_in_and_keeps_the_other_change() -> None:
     workflow = _only_workflow(thread)
     assert reply.startswith(CAVE_PHRASE)
     assert not _has_error_handling(workflow)
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#alerts"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#alerts"
 
 
 # --- a secret against an attached or current workflow -------------------------------------------
@@ -191,5 +191,5 @@ async def test_a_refused_secret_no_longer_swallows_the_other_change_of_its_messa
     assert "Updated “Daily digest”: changed the Slack channel to #alerts." in reply
     assert list(thread.ctx.workflows) == [workflow_id]
     workflow = thread.ctx.workflows[workflow_id]
-    assert node(workflow, SLACK)["parameters"]["channel"] == "#alerts"
+    assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#alerts"
     assert "xoxb" not in str(workflow)

@@ -187,7 +187,7 @@ async def test_fifty_threads_at_once_stay_apart() -> None:
         (saved,) = _results(edited, "build-workflow")
         assert saved["workflowId"] == workflow_id
         slack = next(n for n in workflows[workflow_id]["nodes"] if n["type"] == "n8n-nodes-base.slack")
-        assert slack["parameters"]["channel"] == f"#new{index}"
+        assert slack["parameters"]["channelId"]["value"] == f"#new{index}"
         assert slack["credentials"]["slackApi"]["id"] == result["credential"]
         text = json.dumps(result["messages"]) + json.dumps(built + edited)
         assert set(re.findall(r"#(?:chan|new)(\d+)\b", text)) == {str(index)}

@@ -97,7 +97,9 @@ async def test_node_parameter_catches_an_invented_value() -> None:
         "Thanks, that's all",
     ]
     checks = {
-        "nodeParameters": [{"node": "n8n-nodes-base.slack", "path": "channel", "equals": "<<SET ME: Slack channel>>"}],
+        "nodeParameters": [
+            {"node": "n8n-nodes-base.slack", "path": "channelId.value", "equals": "<<SET ME: Slack channel>>"}
+        ],
         "nodeTypesPresent": ["n8n-nodes-base.slack", "scheduleTrigger"],
         "nodeTypesAbsent": ["n8n-nodes-base.code"],
     }
@@ -111,7 +113,7 @@ async def test_node_parameter_catches_an_invented_value() -> None:
 async def test_node_parameters_catch_a_dropped_change() -> None:
     checks = {
         "nodeParameters": [
-            {"node": "Slack", "path": "channel", "equals": "#alerts"},
+            {"node": "Slack", "path": "channelId.value", "equals": "#alerts"},
             {"node": "Schedule Trigger", "path": "rule.interval.0.triggerAtHour", "equals": 8},
         ],
         "toolsCalled": ["get-workflow", "build-workflow"],

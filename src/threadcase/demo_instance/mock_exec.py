@@ -43,6 +43,7 @@ from collections import deque
 from typing import Any
 
 from threadcase.demo_instance.events import epoch_ms, utc_now
+from threadcase.demo_instance.slack import slack_channel
 from threadcase.demo_instance.storage import Store
 from threadcase.wire import ExecuteWithMockRequest
 
@@ -57,15 +58,6 @@ CREDENTIAL_TYPES = {
 }
 _MAX_STEPS = 1_000
 Item = dict[str, Any]
-
-
-def _slack_channel(params: dict[str, Any]) -> Any:
-    # n8n 2.41's Slack node names its channel in a resource locator (``channelId: {__rl, value, mode}``);
-    # the demo's own builder writes a flat ``channel``. Seeds written for the real n8n use the former.
-    locator = params.get("channelId")
-    if isinstance(locator, dict) and "channel" not in params:
-        return locator.get("value")
-    return params.get("channel")
 
 
 class NodeError(Exception):
@@ -329,7 +321,7 @@ class _Execution:
             return (
                 "https://slack.com/api/chat.postMessage",
                 "POST",
-                {"channel": _slack_channel(params), "text": params.get("text")},
+                {"channel": slack_channel(params), "text": params.get("text")},
             )
         if short == "gmail":
             body = {"to": params.get("sendTo"), "subject": params.get("subject"), "message": params.get("message")}
@@ -356,7 +348,7 @@ class _Execution:
         if short == "slack":
             return {
                 "ok": True,
-                "channel": _slack_channel(params),
+                "channel": slack_channel(params),
                 "ts": "1700000000.000100",
                 "message": {"text": params.get("text")},
             }

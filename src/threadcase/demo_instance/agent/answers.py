@@ -129,7 +129,7 @@ def _workflow_fact(topic: str, workflow: dict[str, Any]) -> str | None:
         if not n.has_error_handling(workflow):
             return "it has no error handling"
         alert = next((x for x in workflow["nodes"] if x["name"] == n.ALERT_NODE), None)
-        channel = f" and alerts {alert['parameters'].get('channel')}" if alert else ""
+        channel = f" and alerts {n.slack_channel(alert['parameters'])}" if alert else ""
         return f"it continues on fail{channel}"
     return None
 
@@ -142,7 +142,7 @@ def blocking_problems(workflow: dict[str, Any], *, credentials: bool = True) -> 
     problems: list[str] = []
     for node in workflow.get("nodes", []):
         node_type = str(node.get("type", ""))
-        missing = [k for k, v in (node.get("parameters") or {}).items() if n.is_placeholder(v)]
+        missing = n.placeholder_parameters(node)
         if missing:
             problems.append(f"the {node['name']} node still has placeholders ({', '.join(missing)})")
         if credentials and node_type in n.CREDENTIAL_TYPES and not node.get("credentials"):

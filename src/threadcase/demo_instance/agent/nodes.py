@@ -17,6 +17,7 @@ import uuid
 from typing import Any
 
 from threadcase.demo_instance.agent.parse import ActionSpec, BuildSpec, FilterSpec, TriggerSpec
+from threadcase.demo_instance.slack import SLACK_TYPE, post_parameters, set_slack_channel, slack_channel
 
 __all__ = [
     "ACTION_TYPES",
@@ -31,6 +32,7 @@ __all__ = [
     "main_chain",
     "make_action_node",
     "make_trigger_node",
+    "placeholder_parameters",
     "remove_error_handling",
     "remove_node",
     "replace_trigger",
@@ -83,25 +85,6 @@ SERVICE_NAMES = {
 }
 
 
-def slack_channel(parameters: dict[str, Any]) -> Any:
-    """A Slack node's channel, in the demo's flat shape (``channel``) or n8n 2.41's (``channelId``, a
-    resource locator ``{__rl, value, mode}`` next to ``select: "channel"``): seeds written for the real
-    n8n use the latter, which its build tool insists on."""
-    locator = parameters.get("channelId")
-    if isinstance(locator, dict) and "channel" not in parameters:
-        return locator.get("value")
-    return parameters.get("channel")
-
-
-def set_slack_channel(parameters: dict[str, Any], channel: str) -> None:
-    """Set a Slack node's channel in whichever shape the node already has (see :func:`slack_channel`)."""
-    locator = parameters.get("channelId")
-    if isinstance(locator, dict) and "channel" not in parameters:
-        parameters["channelId"] = {**locator, "value": channel}
-    else:
-        parameters["channel"] = channel
-
-
 def placeholder(what: str) -> str:
     """The marked placeholder for a detail the user skipped."""
     return PLACEHOLDER.format(what=what)
@@ -110,6 +93,17 @@ def placeholder(what: str) -> str:
 def is_placeholder(value: Any) -> bool:
     """A ``<<SET ME: …>>`` value left where the user skipped a detail."""
     return isinstance(value, str) and value.startswith("<<SET ME")
+
+
+def placeholder_parameters(node: dict[str, Any]) -> list[str]:
+    """The node's parameters still holding a placeholder; a Slack node's channel is ``channel`` in either
+    shape (the placeholder sits in its locator's value)."""
+    parameters = node.get("parameters") or {}
+    slack = node.get("type") == SLACK_TYPE
+    missing = [k for k, v in parameters.items() if is_placeholder(v) and not (slack and k == "channel")]
+    if slack and is_placeholder(slack_channel(parameters)):
+        missing.insert(0, "channel")
+    return missing
 
 
 def _node(name: str, node_type: str, version: float, parameters: dict[str, Any]) -> dict[str, Any]:
@@ -172,13 +166,11 @@ def make_action_node(action: ActionSpec, name: str, summary: str) -> dict[str, A
     p = action.params
     params: dict[str, Any]
     if action.kind == "slack":
-        params = {
-            "resource": "message",
-            "operation": "post",
-            "channel": _value(p, "channel", "Slack channel"),
+        params = post_parameters(
+            _value(p, "channel", "Slack channel"),
             # The whole incoming item, so whatever the trigger carried (an order's id and total) is posted.
-            "text": p.get("text") or f"={summary}: {{{{ JSON.stringify($json) }}}}",
-        }
+            p.get("text") or f"={summary}: {{{{ JSON.stringify($json) }}}}",
+        )
     elif action.kind == "gmail":
         params = {
             "operation": "send",
@@ -261,13 +253,8 @@ def _error_check_node() -> dict[str, Any]:
 
 
 def _alert_node(channel: str) -> dict[str, Any]:
-    params = {
-        "resource": "message",
-        "operation": "post",
-        "channel": channel,
-        "text": "=Workflow step failed: {{ $json.error.message ?? 'unknown error' }}",
-    }
-    return _node(ALERT_NODE, "n8n-nodes-base.slack", 2.2, params)
+    params = post_parameters(channel, "=Workflow step failed: {{ $json.error.message ?? 'unknown error' }}")
+    return _node(ALERT_NODE, SLACK_TYPE, 2.2, params)
 
 
 # --- connections and the main chain -----------------------------------------------------------
@@ -443,7 +430,7 @@ def set_error_handling(workflow: dict[str, Any], alert_channel: str | None) -> N
         if ERROR_CHECK_NODE not in names:
             workflow["nodes"].append(_error_check_node())
         if ALERT_NODE in names:
-            _node_by_name(workflow, ALERT_NODE)["parameters"]["channel"] = alert_channel
+            set_slack_channel(_node_by_name(workflow, ALERT_NODE)["parameters"], alert_channel)
         else:
             workflow["nodes"].append(_alert_node(alert_channel))
     _relink_chain(workflow, main_chain(workflow))
@@ -465,12 +452,12 @@ def describe_node(node: dict[str, Any]) -> str:
     p = node.get("parameters", {})
     node_type = node.get("type", "")
     if node["name"] == ALERT_NODE:
-        return f"alert {p.get('channel')} in Slack when a step fails"
+        return f"alert {slack_channel(p)} in Slack when a step fails"
     if node["name"] == ERROR_CHECK_NODE:
         return "check each result for an error"
     kind = KIND_BY_TYPE.get(node_type)
     if kind == "slack":
-        return f"post a message to {p.get('channel')} in Slack"
+        return f"post a message to {slack_channel(p)} in Slack"
     if kind == "gmail":
         return f"send an email to {p.get('sendTo')} with Gmail"
     if kind == "notion":

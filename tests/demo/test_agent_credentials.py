@@ -80,11 +80,12 @@ async def test_setup_card_skipped_detail_is_a_parameter_issue() -> None:
     thread = Thread(FakeContext())
     thread.answer(
         {"kind": "questions", "answers": [{"questionId": "slack_channel", "skipped": True}]},
-        {"kind": "setupWorkflowApply", "nodeParameters": {"Slack": {"channel": "#filled"}}, "nodeCredentials": {}},
+        {"kind": "setupWorkflowApply", "nodeParameters": {"Slack": {"channelId": "#filled"}}, "nodeCredentials": {}},
     )
     await thread.send("Every morning post the report to Slack")
     request = thread.ctx.asks[1]["setupRequests"][0]
-    assert request["parameterIssues"] == {"channel": ["Not set — you skipped this detail"]}
+    # As n8n 2.41 names it: the Slack node's own parameter, its channel locator; a plain name answers it.
+    assert request["parameterIssues"] == {"channelId": ["Not set — you skipped this detail"]}
     (workflow,) = thread.ctx.workflows.values()
     assert node(workflow, SLACK)["parameters"]["channelId"]["value"] == "#filled"
 

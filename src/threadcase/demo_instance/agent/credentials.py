@@ -66,8 +66,14 @@ def _attach(node: dict[str, Any], cred_type: str, credential: dict[str, Any]) ->
 
 
 def _parameter_issues(node: dict[str, Any]) -> dict[str, list[str]]:
-    # n8n's shape: parameter -> a list of its problems.
-    return {key: ["Not set — you skipped this detail"] for key in placeholder_parameters(node)}
+    # n8n's shape: parameter -> a list of its problems, keyed by the node's own parameter name: a Slack
+    # node's channel is its locator, ``channelId`` (observed on n8n 2.41: {"channelId": ['Parameter
+    # "Channel" is required.']}; a plain name sent back for it is saved as the locator's value).
+    slack = node.get("type") == SLACK_TYPE
+    return {
+        ("channelId" if slack and key == "channel" else key): ["Not set — you skipped this detail"]
+        for key in placeholder_parameters(node)
+    }
 
 
 def _fill_parameters(node: dict[str, Any], params: dict[str, Any]) -> None:

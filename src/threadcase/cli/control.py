@@ -16,12 +16,12 @@ from pathlib import Path
 
 import anyio
 import click
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from threadcase.cli.run import _FLAG_OF_FIELD, _Console, _csv
-from threadcase.errors import ConfigError
+from threadcase.cli.run import _Console
+from threadcase.cli.run_options import csv_list, lane_options, selection_options, settings_from_flags
 from threadcase.harness.control import ControlSettings
 from threadcase.harness.runner import prepare_process
 from threadcase.models import ModelSettings
@@ -32,32 +32,12 @@ __all__ = ["control"]
 
 
 def _settings(**kwargs: object) -> ControlSettings:
-    try:
-        return ControlSettings.model_validate(kwargs)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][:1]) or "settings"
-        message = first["msg"].removeprefix("Value error, ")
-        flag = _FLAG_OF_FIELD.get(where, where.replace("_", "-"))
-        raise ConfigError(f"--{flag}: {message}") from None
+    # The first part of a problem's location: ControlSettings nests the run's settings.
+    return settings_from_flags(ControlSettings, kwargs, loc_depth=1)
 
 
 @click.command()
-@click.option(
-    "--suite",
-    type=click.Path(path_type=Path),
-    envvar="THREADCASE_SUITE",
-    show_envvar=True,
-    help="Suite directory or case file. [default: ./cases/golden, else the golden suite shipped with threadcase]",
-)
-@click.option(
-    "--filter", "filter_", envvar="THREADCASE_FILTER", show_envvar=True, help="Comma-separated slug substrings (OR)."
-)
-@click.option(
-    "--exclude", envvar="THREADCASE_EXCLUDE", show_envvar=True, help="Comma-separated slug substrings to skip."
-)
-@click.option("--tier", envvar="THREADCASE_TIER", show_envvar=True, help="Only cases whose datasets contain TIER.")
-@click.option("--tag", envvar="THREADCASE_TAG", show_envvar=True, help="Only cases with this tag.")
+@selection_options()
 @click.option(
     "--controls",
     envvar="THREADCASE_CONTROLS",
@@ -70,54 +50,10 @@ def _settings(**kwargs: object) -> ControlSettings:
     show_envvar=True,
     help="Comma-separated slugs of cases that are knowingly probes: listed, but not failing the command.",
 )
-@click.option(
-    "--base-url",
-    envvar="THREADCASE_BASE_URL",
-    show_envvar=True,
-    help="Instance URL(s), comma-separated = lanes; misbehaviours need a demo. [default: the embedded demo]",
-)
-@click.option("--email", envvar="THREADCASE_EMAIL", show_envvar=True, help="Login e-mail of the instance.")
-@click.option("--password", envvar="THREADCASE_PASSWORD", show_envvar=True, help="Login password (never printed).")
-@click.option(
-    "--iterations",
-    type=int,
-    default=1,
-    show_default=True,
-    envvar="THREADCASE_ITERATIONS",
-    show_envvar=True,
-    help="Fresh runs per case and control (a unit is red under a control if it failed in any of them).",
-)
-@click.option(
-    "--concurrency",
-    type=int,
-    default=8,
-    show_default=True,
-    envvar="THREADCASE_CONCURRENCY",
-    show_envvar=True,
-    help="Conversations at once, across lanes and controls.",
-)
-@click.option(
-    "--lane-cap",
-    type=int,
-    envvar="THREADCASE_LANE_CAP",
-    show_envvar=True,
-    help="Conversations (builds) at once per lane. [default: --concurrency]",
-)
-@click.option(
-    "--timeout-seconds",
-    type=float,
-    default=900.0,
-    show_default=True,
-    envvar="THREADCASE_TIMEOUT_SECONDS",
-    show_envvar=True,
-    help="Budget of one user turn (complex cases ×1.5).",
-)
-@click.option(
-    "--inactivity-seconds",
-    type=float,
-    envvar="THREADCASE_INACTIVITY_SECONDS",
-    show_envvar=True,
-    help="No event for this long cancels a run as stalled. [default: 240]",
+@lane_options(
+    base_url_help="Instance URL(s), comma-separated = lanes; misbehaviours need a demo. [default: the embedded demo]",
+    iterations_help="Fresh runs per case and control (a unit is red under a control if it failed in any of them).",
+    concurrency_help="Conversations at once, across lanes and controls.",
 )
 @click.option(
     "--output-dir",
@@ -161,9 +97,9 @@ def control(
         exclude=exclude,
         tier=tier,
         tag=tag,
-        controls=_csv(controls),
-        allow_vacuous=_csv(allow_vacuous),
-        base_urls=_csv(base_url),
+        controls=csv_list(controls),
+        allow_vacuous=csv_list(allow_vacuous),
+        base_urls=csv_list(base_url),
         email=email,
         password=SecretStr(password) if password else None,
         iterations=iterations,

@@ -16,6 +16,7 @@ import click
 
 from threadcase.case.loader import default_suite_path, load_suite, select_cases
 from threadcase.cli.results import secrets_of
+from threadcase.cli.run_options import selection_options
 from threadcase.errors import ConfigError
 
 __all__ = ["dataset"]
@@ -27,21 +28,7 @@ def dataset() -> None:
 
 
 @dataset.command()
-@click.option(
-    "--suite",
-    type=click.Path(path_type=Path),
-    envvar="THREADCASE_SUITE",
-    show_envvar=True,
-    help="Suite directory or case file. [default: ./cases/golden, else the golden suite shipped with threadcase]",
-)
-@click.option(
-    "--filter", "filter_", envvar="THREADCASE_FILTER", show_envvar=True, help="Comma-separated slug substrings (OR)."
-)
-@click.option(
-    "--exclude", envvar="THREADCASE_EXCLUDE", show_envvar=True, help="Comma-separated slug substrings to skip."
-)
-@click.option("--tier", envvar="THREADCASE_TIER", show_envvar=True, help="Only cases whose datasets contain TIER.")
-@click.option("--tag", envvar="THREADCASE_TAG", show_envvar=True, help="Only cases with this tag.")
+@selection_options()
 @click.option(
     "--name",
     envvar="THREADCASE_LANGSMITH_DATASET",

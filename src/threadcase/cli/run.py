@@ -18,11 +18,12 @@ from typing import Any
 
 import anyio
 import click
-from pydantic import SecretStr, ValidationError
+from pydantic import SecretStr
 from rich.console import Console
 
 from threadcase.cli.model_options import model_options, model_settings
 from threadcase.cli.results import ResultOptions, finish, result_options, secrets_of
+from threadcase.cli.run_options import csv_list, lane_options, selection_options, settings_from_flags
 from threadcase.errors import ConfigError
 from threadcase.harness.interrupts import Interrupts
 from threadcase.harness.journal import JOURNAL_NAME, journal_path
@@ -50,23 +51,8 @@ class _Console(Console):
             os.dup2(devnull, (sys.stderr if self.stderr else sys.stdout).fileno())
 
 
-def _csv(value: str | None) -> list[str]:
-    return [part.strip() for part in (value or "").split(",") if part.strip()]
-
-
-_FLAG_OF_FIELD = {"base_urls": "base-url"}
-"""Settings fields whose flag is not their name with dashes."""
-
-
 def _settings(**kwargs: object) -> RunSettings:
-    try:
-        return RunSettings.model_validate(kwargs)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "settings"
-        message = first["msg"].removeprefix("Value error, ")
-        flag = _FLAG_OF_FIELD.get(where, where.replace("_", "-"))
-        raise ConfigError(f"--{flag}: {message}") from None
+    return settings_from_flags(RunSettings, kwargs)
 
 
 def _secret(value: SecretStr | None) -> str | None:
@@ -89,69 +75,11 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console, redac
 
 
 @click.command()
-@click.option(
-    "--suite",
-    type=click.Path(path_type=Path),
-    envvar="THREADCASE_SUITE",
-    show_envvar=True,
-    help="Suite directory or case file. [default: ./cases/golden, else the golden suite shipped with threadcase]",
-)
-@click.option(
-    "--filter", "filter_", envvar="THREADCASE_FILTER", show_envvar=True, help="Comma-separated slug substrings (OR)."
-)
-@click.option(
-    "--exclude", envvar="THREADCASE_EXCLUDE", show_envvar=True, help="Comma-separated slug substrings to skip."
-)
-@click.option("--tier", envvar="THREADCASE_TIER", show_envvar=True, help="Only cases whose datasets contain TIER.")
-@click.option("--tag", envvar="THREADCASE_TAG", show_envvar=True, help="Only cases with this tag.")
-@click.option(
-    "--base-url",
-    envvar="THREADCASE_BASE_URL",
-    show_envvar=True,
-    help="Instance URL(s), comma-separated = lanes. [default: start the embedded demo instance]",
-)
-@click.option("--email", envvar="THREADCASE_EMAIL", show_envvar=True, help="Login e-mail of the instance.")
-@click.option("--password", envvar="THREADCASE_PASSWORD", show_envvar=True, help="Login password (never printed).")
-@click.option(
-    "--iterations",
-    type=int,
-    default=1,
-    show_default=True,
-    envvar="THREADCASE_ITERATIONS",
-    show_envvar=True,
-    help="Fresh runs per case (feeds pass@k / pass^k).",
-)
-@click.option(
-    "--concurrency",
-    type=int,
-    default=8,
-    show_default=True,
-    envvar="THREADCASE_CONCURRENCY",
-    show_envvar=True,
-    help="Conversations at once, across lanes (as many more cases may set up or clean up meanwhile).",
-)
-@click.option(
-    "--lane-cap",
-    type=int,
-    envvar="THREADCASE_LANE_CAP",
-    show_envvar=True,
-    help="Conversations (builds) at once per lane. [default: --concurrency]",
-)
-@click.option(
-    "--timeout-seconds",
-    type=float,
-    default=900.0,
-    show_default=True,
-    envvar="THREADCASE_TIMEOUT_SECONDS",
-    show_envvar=True,
-    help="Budget of one user turn (complex cases ×1.5).",
-)
-@click.option(
-    "--inactivity-seconds",
-    type=float,
-    envvar="THREADCASE_INACTIVITY_SECONDS",
-    show_envvar=True,
-    help="No event for this long cancels a run as stalled. [default: 240]",
+@selection_options()
+@lane_options(
+    base_url_help="Instance URL(s), comma-separated = lanes. [default: start the embedded demo instance]",
+    iterations_help="Fresh runs per case (feeds pass@k / pass^k).",
+    concurrency_help="Conversations at once, across lanes (as many more cases may set up or clean up meanwhile).",
 )
 @click.option(
     "--output-dir",
@@ -297,7 +225,7 @@ def run(
         exclude=exclude,
         tier=tier,
         tag=tag,
-        base_urls=_csv(base_url),
+        base_urls=csv_list(base_url),
         email=email,
         password=SecretStr(password) if password else None,
         iterations=iterations,
@@ -307,7 +235,7 @@ def run(
         inactivity_seconds=inactivity_seconds,
         output_dir=output_dir,
         keep_artifacts=keep_artifacts,
-        demo_misbehave=_csv(demo_misbehave),
+        demo_misbehave=csv_list(demo_misbehave),
         demo_faults=demo_faults,
         demo_latency_ms=demo_latency_ms,
         demo_seed=demo_seed,

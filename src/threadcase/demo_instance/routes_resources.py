@@ -159,6 +159,15 @@ def _workflow_for(platform: Platform, user: User, workflow_id: str) -> dict[str,
     return doc
 
 
+def _workflow_to_remove(platform: Platform, user: User, workflow_id: str, action: str) -> dict[str, Any]:
+    """The workflow an archive or delete acts on; n8n answers one it cannot find in the caller's projects
+    with 403, not 404."""
+    doc = platform.store.get("workflows", workflow_id)
+    if doc is None or doc.get("projectId") not in _user_projects(platform, user):
+        raise ApiError(403, f"Could not {action} the workflow - workflow was not found in your projects")
+    return doc
+
+
 def _workflow_view(platform: Platform, doc: dict[str, Any]) -> dict[str, Any]:
     view = dict(doc)
     folder = platform.store.get("folders", doc["parentFolderId"]) if doc.get("parentFolderId") else None
@@ -246,13 +255,7 @@ async def archive_workflow(workflow_id: str, request: Request) -> JSONResponse:
     """Archive a workflow (and deactivate it), as n8n does before a delete."""
     platform = _platform(request)
     user = platform.user(request)
-    try:
-        doc = _workflow_for(platform, user, workflow_id)
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
-        # n8n answers a workflow it cannot find in the caller's projects with 403, not 404.
-        raise ApiError(403, "Could not archive the workflow - workflow was not found in your projects") from None
+    doc = _workflow_to_remove(platform, user, workflow_id, "archive")
     doc.update(isArchived=True, active=False, updatedAt=utc_now())
     platform.store.put("workflows", workflow_id, doc, scope=str(doc["projectId"]))
     return ok(_workflow_view(platform, doc))
@@ -263,13 +266,7 @@ async def delete_workflow(workflow_id: str, request: Request) -> JSONResponse:
     """Delete an archived workflow (n8n: 400 unless archived first; 403 for one that does not exist)."""
     platform = _platform(request)
     user = platform.user(request)
-    try:
-        doc = _workflow_for(platform, user, workflow_id)
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
-        # n8n answers a workflow it cannot find in the caller's projects with 403, not 404.
-        raise ApiError(403, "Could not delete the workflow - workflow was not found in your projects") from None
+    doc = _workflow_to_remove(platform, user, workflow_id, "delete")
     if not doc.get("isArchived"):
         raise ApiError(400, "Workflow must be archived before it can be deleted.")
     with platform.store.tx():

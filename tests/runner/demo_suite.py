@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
 from threadcase.models import ModelSettings
 from threadcase.records import ScriptDelivery
+from threadcase.report import RunSummary, run_and_report
 from threadcase.verdicts import CaseResult
 
 
@@ -23,6 +26,13 @@ def demo_settings(suite: Path, output_dir: Path, **kwargs: object) -> RunSetting
             **kwargs,
         }
     )
+
+
+def run_once_on_demo(suite: Path, output_dir: Path, **kwargs: object) -> tuple[RunSummary, dict[str, CaseResult]]:
+    """Run ``suite`` on a fresh demo with :func:`demo_settings` (for a module-scoped fixture): the summary,
+    and each case's result by slug as the journal recorded it."""
+    summary = anyio.run(run_and_report, demo_settings(suite, output_dir, **kwargs))
+    return summary, {r.case_slug: r for r in read_journal(output_dir / "journal.jsonl")}
 
 
 def red_units(output_dir: Path) -> dict[str, set[str]]:

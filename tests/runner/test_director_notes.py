@@ -15,10 +15,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import anyio
 import pytest
 
-from tests.runner.demo_suite import demo_settings, script_delivery, user_texts, widget_answers
+from tests.runner.demo_suite import demo_settings, run_once_on_demo, script_delivery, user_texts, widget_answers
 from threadcase.harness.journal import read_journal
 from threadcase.harness.runner import RunSettings
 from threadcase.report import RunSummary, run_and_report
@@ -36,8 +35,7 @@ def _settings(out: Path, **kwargs: object) -> RunSettings:
 def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunSummary, dict[str, CaseResult], Path]:
     """The whole notes suite, once for the module (about a second on the demo)."""
     out = tmp_path_factory.mktemp("notes")
-    summary = anyio.run(run_and_report, _settings(out))
-    results = {r.case_slug: r for r in read_journal(out / "journal.jsonl")}
+    summary, results = run_once_on_demo(NOTES, out)
     return summary, results, out
 
 

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 
-from tests.runner.demo_suite import demo_settings, script_delivery, user_texts, widget_answers
-from threadcase.harness.journal import read_journal
-from threadcase.report import RunSummary, run_and_report
+from tests.runner.demo_suite import run_once_on_demo, script_delivery, user_texts, widget_answers
+from threadcase.report import RunSummary
 from threadcase.verdicts import CaseResult
 
 NATURAL = Path(__file__).resolve().parents[1] / "cases" / "notes-natural"
@@ -28,9 +26,7 @@ Run = tuple[RunSummary, dict[str, CaseResult]]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """The whole suite, once for the module (a second or two on the demo)."""
-    out = tmp_path_factory.mktemp("natural")
-    summary = anyio.run(run_and_report, demo_settings(NATURAL, out))
-    return summary, {r.case_slug: r for r in read_journal(out / "journal.jsonl")}
+    return run_once_on_demo(NATURAL, tmp_path_factory.mktemp("natural"))
 
 
 def test_every_note_is_understood_followed_and_the_builder_judged_on_its_own_work(run: Run) -> None:

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import anyio
 import pytest
 
-from tests.runner.demo_suite import demo_settings, script_delivery, widget_answers
-from threadcase.harness.journal import read_journal
-from threadcase.report import RunSummary, run_and_report
+from tests.runner.demo_suite import run_once_on_demo, script_delivery, widget_answers
+from threadcase.report import RunSummary
 from threadcase.verdicts import CaseResult
 
 PRECISION = Path(__file__).resolve().parents[1] / "cases" / "notes-precision"
@@ -27,9 +25,7 @@ Run = tuple[RunSummary, dict[str, CaseResult]]
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """The whole suite, once for the module (a second or two on the demo)."""
-    out = tmp_path_factory.mktemp("precision")
-    summary = anyio.run(run_and_report, demo_settings(PRECISION, out))
-    return summary, {r.case_slug: r for r in read_journal(out / "journal.jsonl")}
+    return run_once_on_demo(PRECISION, tmp_path_factory.mktemp("precision"))
 
 
 def test_every_note_is_followed_and_the_builder_judged_on_its_own_work(run: Run) -> None:

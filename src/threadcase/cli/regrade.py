@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from threadcase.cli.results import ResultOptions, finish, result_options, secrets_of
+from threadcase.cli.run_options import calibration_options
 from threadcase.errors import ConfigError
 from threadcase.harness.journal import JOURNAL_NAME
 from threadcase.harness.regrade import RegradeSettings
@@ -54,28 +55,8 @@ __all__ = ["regrade"]
     show_envvar=True,
     help="Case-iterations graded at once.",
 )
-@click.option(
-    "--calibration-set",
-    type=click.Path(path_type=Path),
-    envvar="THREADCASE_CALIBRATION_SET",
-    show_envvar=True,
-    help="Labelled items the judge must agree with first. [default: ./cases/calibration/demo.jsonl]",
-)
-@click.option(
-    "--calibration-threshold",
-    type=float,
-    default=0.9,
-    show_default=True,
-    envvar="THREADCASE_CALIBRATION_THRESHOLD",
-    show_envvar=True,
-    help="Minimum judge agreement; below it judge verdicts are not judged.",
-)
-@click.option(
-    "--skip-calibration",
-    is_flag=True,
-    envvar="THREADCASE_SKIP_CALIBRATION",
-    show_envvar=True,
-    help="Let an uncalibrated judge's verdicts count.",
+@calibration_options(
+    set_help="Labelled items the judge must agree with first. [default: ./cases/calibration/demo.jsonl]"
 )
 @click.option(
     "--json", "as_json", is_flag=True, envvar="THREADCASE_JSON", show_envvar=True, help="Print the summary as JSON."

@@ -23,7 +23,13 @@ from rich.console import Console
 
 from threadcase.cli.model_options import model_options, model_settings
 from threadcase.cli.results import ResultOptions, finish, result_options, secrets_of
-from threadcase.cli.run_options import csv_list, lane_options, selection_options, settings_from_flags
+from threadcase.cli.run_options import (
+    calibration_options,
+    csv_list,
+    lane_options,
+    selection_options,
+    settings_from_flags,
+)
 from threadcase.errors import ConfigError
 from threadcase.harness.interrupts import Interrupts
 from threadcase.harness.journal import JOURNAL_NAME, journal_path
@@ -132,29 +138,9 @@ def _emit_summary(summary: RunSummary, *, as_json: bool, console: Console, redac
     show_envvar=True,
     help="Exported traces (<threadId>.json) instead of LangSmith.",
 )
-@click.option(
-    "--calibration-set",
-    type=click.Path(path_type=Path),
-    envvar="THREADCASE_CALIBRATION_SET",
-    show_envvar=True,
-    help="Labelled items the judge must agree with first. "
-    "[default: ./cases/calibration/demo.jsonl, else the shipped set]",
-)
-@click.option(
-    "--calibration-threshold",
-    type=float,
-    default=0.9,
-    show_default=True,
-    envvar="THREADCASE_CALIBRATION_THRESHOLD",
-    show_envvar=True,
-    help="Minimum judge agreement; below it judge verdicts are not judged.",
-)
-@click.option(
-    "--skip-calibration",
-    is_flag=True,
-    envvar="THREADCASE_SKIP_CALIBRATION",
-    show_envvar=True,
-    help="Let an uncalibrated judge's verdicts count.",
+@calibration_options(
+    set_help="Labelled items the judge must agree with first. "
+    "[default: ./cases/calibration/demo.jsonl, else the shipped set]"
 )
 @model_options()
 @click.option(

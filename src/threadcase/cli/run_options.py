@@ -1,7 +1,7 @@
-"""The flags ``run``, ``control`` and ``dataset push`` share, declared once: which cases (``--suite``,
-``--filter``, ``--exclude``, ``--tier``, ``--tag``) and how they run on the instance lanes
-(``--base-url`` ... ``--inactivity-seconds``), each with its ``THREADCASE_*`` twin; and the one way a
-command turns its flags into validated settings."""
+"""The flags ``run``, ``control``, ``regrade`` and ``dataset push`` share, declared once: which cases
+(``--suite``, ``--filter``, ``--exclude``, ``--tier``, ``--tag``), how they run on the instance lanes
+(``--base-url`` ... ``--inactivity-seconds``) and the judge's calibration gate, each with its
+``THREADCASE_*`` twin; and the one way a command turns its flags into validated settings."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from threadcase.errors import ConfigError
 
-__all__ = ["csv_list", "lane_options", "selection_options", "settings_from_flags"]
+__all__ = ["calibration_options", "csv_list", "lane_options", "selection_options", "settings_from_flags"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 M = TypeVar("M", bound=BaseModel)
@@ -125,6 +125,37 @@ def lane_options(*, base_url_help: str, iterations_help: str, concurrency_help: 
             envvar="THREADCASE_INACTIVITY_SECONDS",
             show_envvar=True,
             help="No event for this long cancels a run as stalled. [default: 240]",
+        ),
+    ]
+    return lambda command: _apply(command, options)
+
+
+def calibration_options(*, set_help: str) -> Callable[[F], F]:
+    """``--calibration-set`` (its help given: where the default comes from differs), ``--calibration-threshold``,
+    ``--skip-calibration``."""
+    options: list[Callable[[F], F]] = [
+        click.option(
+            "--calibration-set",
+            type=click.Path(path_type=Path),
+            envvar="THREADCASE_CALIBRATION_SET",
+            show_envvar=True,
+            help=set_help,
+        ),
+        click.option(
+            "--calibration-threshold",
+            type=float,
+            default=0.9,
+            show_default=True,
+            envvar="THREADCASE_CALIBRATION_THRESHOLD",
+            show_envvar=True,
+            help="Minimum judge agreement; below it judge verdicts are not judged.",
+        ),
+        click.option(
+            "--skip-calibration",
+            is_flag=True,
+            envvar="THREADCASE_SKIP_CALIBRATION",
+            show_envvar=True,
+            help="Let an uncalibrated judge's verdicts count.",
         ),
     ]
     return lambda command: _apply(command, options)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["SLACK_TYPE", "channel_locator", "post_parameters", "set_slack_channel", "slack_channel"]
+__all__ = ["SLACK_TYPE", "channel_locator", "post_parameters", "set_slack_channel", "slack_channel", "write_parameters"]
 
 SLACK_TYPE = "n8n-nodes-base.slack"
 
@@ -41,3 +41,17 @@ def set_slack_channel(parameters: dict[str, Any], channel: str) -> None:
     parameters.pop("channel", None)
     parameters["select"] = "channel"
     parameters["channelId"] = channel_locator(channel)
+
+
+def write_parameters(node: dict[str, Any], params: dict[str, Any]) -> None:
+    """Write ``params`` into ``node``'s parameters; on a Slack node a channel given as ``channel`` or
+    ``channelId`` (a name or a locator) goes into its locator (:func:`set_slack_channel`)."""
+    params = dict(params)
+    if node.get("type") == SLACK_TYPE:
+        for key in ("channel", "channelId"):
+            value = params.pop(key, None)
+            if isinstance(value, dict):
+                value = value.get("value")
+            if isinstance(value, str) and value:
+                set_slack_channel(node["parameters"], value)
+    node["parameters"].update(params)

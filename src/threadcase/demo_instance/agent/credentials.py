@@ -17,7 +17,7 @@ from threadcase.demo_instance.agent import misbehave as mb
 from threadcase.demo_instance.agent.nodes import CREDENTIAL_TYPES, SERVICE_NAMES, placeholder_parameters
 from threadcase.demo_instance.agent.protocol import AgentContext, ToolFailed
 from threadcase.demo_instance.agent.talk import answer_values
-from threadcase.demo_instance.slack import SLACK_TYPE, set_slack_channel
+from threadcase.demo_instance.slack import SLACK_TYPE, write_parameters
 
 __all__ = ["CredentialOutcome", "connect_account", "resolve_credentials", "service_name"]
 
@@ -74,20 +74,6 @@ def _parameter_issues(node: dict[str, Any]) -> dict[str, list[str]]:
         ("channelId" if slack and key == "channel" else key): ["Not set — you skipped this detail"]
         for key in placeholder_parameters(node)
     }
-
-
-def _fill_parameters(node: dict[str, Any], params: dict[str, Any]) -> None:
-    """Write a setup card's ``nodeParameters`` into the node; a Slack channel (``channel``, or ``channelId``
-    as a name or a locator) lands in the node's channel locator."""
-    params = dict(params)
-    if node["type"] == SLACK_TYPE:
-        for key in ("channel", "channelId"):
-            value = params.pop(key, None)
-            if isinstance(value, dict):
-                value = value.get("value")
-            if isinstance(value, str) and value:
-                set_slack_channel(node["parameters"], value)
-    node["parameters"].update(params)
 
 
 def _setup_node(node: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +212,7 @@ async def _apply_setup_answer(
         chosen = {k: dict(v) for k, v in (body.get("nodeCredentials") or {}).items()}
         for node_name, params in (body.get("nodeParameters") or {}).items():
             if node_name in nodes:
-                _fill_parameters(nodes[node_name], params)
+                write_parameters(nodes[node_name], params)
                 outcome.parameters_filled.extend(f"{node_name}.{p}" for p in params)
     elif kind == "credentialSelection":
         by_type = body.get("credentials") or {}

@@ -28,6 +28,7 @@ from threadcase.demo_instance.agent.parse import (
     parse_trigger,
     webhook_path,
 )
+from threadcase.demo_instance.slack import write_parameters
 
 __all__ = [
     "Change",
@@ -492,12 +493,7 @@ def apply_change(workflow: dict[str, Any], change: Change) -> str | None:
             for field_name, value in assignments:
                 current[:] = [a for a in current if a.get("name") != field_name]
                 current.append({"name": field_name, "value": value, "type": "string"})
-        channel = params.pop("channel", None)
-        if channel is not None and node["type"] == "n8n-nodes-base.slack":
-            n.set_slack_channel(node["parameters"], channel)
-        elif channel is not None:
-            params["channel"] = channel
-        node["parameters"].update({k: v for k, v in params.items() if v is not None})
+        write_parameters(node, {k: v for k, v in params.items() if v is not None})
         return None
     if change.kind == "remove_step":
         if change.node is None:

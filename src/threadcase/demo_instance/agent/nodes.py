@@ -38,7 +38,6 @@ __all__ = [
     "replace_trigger",
     "set_error_handling",
     "set_filter",
-    "set_slack_channel",
     "slack_channel",
     "summarize",
 ]
